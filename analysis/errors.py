@@ -1,0 +1,47 @@
+"""Errors raised while loading, rendering and analysing templates."""
+
+from __future__ import annotations
+
+from peg.errors import AutoparserError
+
+
+class TemplateLoadError(AutoparserError):
+    """A template source could not be read (missing file, bad JSON, no template...)."""
+
+
+class TemplateSyntaxError(AutoparserError):
+    """The template is not valid Jinja; carries line and column."""
+
+    def __init__(self, message: str, name: str, line: int | None, column: int | None = None):
+        where = f"{name}:{line}" if line else name
+        if line and column:
+            where += f":{column}"
+        super().__init__(f"{where}: template syntax error: {message}")
+        self.line = line
+        self.column = column
+
+
+class TemplateRenderError(AutoparserError):
+    """Rendering failed for a reason other than the template's own ``raise_exception``."""
+
+    def __init__(self, message: str, name: str = "<template>", line: int | None = None):
+        where = f"{name}:{line}" if line else name
+        super().__init__(f"{where}: {message}")
+        self.detail = message
+        self.line = line
+
+
+class TemplateRaisedError(TemplateRenderError):
+    """The template called ``raise_exception(msg)``: carries its message and line."""
+
+    def __init__(self, message: str, name: str = "<template>", line: int | None = None):
+        super().__init__(f"template raised: {message}", name, line)
+        self.template_message = message
+
+
+class RenderLimitError(TemplateRenderError):
+    """A render exceeded a sandbox limit (time, output size, string size, range)."""
+
+
+class SandboxViolation(TemplateRenderError):
+    """The template tried to reach something the sandbox forbids."""

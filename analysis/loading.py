@@ -1,0 +1,240 @@
+"""Loading chat templates from every common source.
+
+A ``SOURCE`` may be a ``.jinja`` file, a Hugging Face ``tokenizer_config.json``,
+a ``chat_template.json`` / ``chat_template.jinja``, a model folder holding any of
+them, or a ``.gguf`` file (metadata only).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from analysis.errors import TemplateLoadError
+
+DEFAULT_VARIANT = "default"
+TOOL_VARIANT = "tool_use"
+
+
+@dataclass(frozen=True)
+class TemplateSource:
+    """The text of every named template variant a source holds, plus special tokens."""
+
+    origin: str
+    variants: Mapping[str, str]
+    bos_token: str = ""
+    eos_token: str = ""
+
+    def pick(self, variant: str | None = None, has_tools: bool = False) -> "LoadedTemplate":
+        """Choose one variant: the named one, else ``tool_use`` when tools are present
+        (as llama.cpp does), else ``default``, else the only one."""
+        if variant is not None:
+            if variant not in self.variants:
+                raise TemplateLoadError(
+                    f"{self.origin}: no template variant {variant!r} "
+                    f"(available: {', '.join(sorted(self.variants))})"
+                )
+            name = variant
+        elif has_tools and TOOL_VARIANT in self.variants:
+            name = TOOL_VARIANT
+        elif DEFAULT_VARIANT in self.variants:
+            name = DEFAULT_VARIANT
+        else:
+            name = sorted(self.variants)[0]
+        return LoadedTemplate(
+            name=_display_name(self.origin, name, len(self.variants)),
+            source=self.variants[name],
+            variant=name,
+            bos_token=self.bos_token,
+            eos_token=self.eos_token,
+        )
+
+
+@dataclass(frozen=True)
+class LoadedTemplate:
+    """One template's text and the special tokens it is rendered with."""
+
+    name: str
+    source: str
+    variant: str = DEFAULT_VARIANT
+    bos_token: str = ""
+    eos_token: str = ""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _display_name(origin: str, variant: str, count: int) -> str:
+    base = Path(origin).name or origin
+    return f"{base}[{variant}]" if count > 1 else base
+
+
+def _token_text(value: Any) -> str:
+    """bos/eos as a string or an AddedToken-style ``{"content": ...}`` dict."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping) and isinstance(value.get("content"), str):
+        return value["content"]
+    return ""
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise TemplateLoadError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise TemplateLoadError(f"{path}: is a directory, expected a template file") from None
+    except UnicodeDecodeError as exc:
+        raise TemplateLoadError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except OSError as exc:
+        raise TemplateLoadError(f"{path}: cannot read ({exc.strerror})") from None
+
+
+def _read_json(path: Path) -> Any:
+    text = _read_text(path)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise TemplateLoadError(
+            f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+        ) from None
+
+
+def _variants_from_field(value: Any, path: Path) -> dict[str, str]:
+    """``chat_template`` as a string or as a list of ``{name, template}``."""
+    if isinstance(value, str):
+        return {DEFAULT_VARIANT: value}
+    if isinstance(value, list):
+        out: dict[str, str] = {}
+        for item in value:
+            if not (isinstance(item, Mapping) and isinstance(item.get("template"), str)):
+                raise TemplateLoadError(
+                    f"{path}: chat_template list items must be {{name, template}} objects"
+                )
+            out[str(item.get("name", DEFAULT_VARIANT))] = item["template"]
+        if out:
+            return out
+    raise TemplateLoadError(
+        f"{path}: no chat template inside (expected a 'chat_template' string or list)"
+    )
+
+
+def _load_json_config(path: Path) -> TemplateSource:
+    data = _read_json(path)
+    if not isinstance(data, Mapping):
+        raise TemplateLoadError(f"{path}: expected a JSON object")
+    if "chat_template" not in data:
+        raise TemplateLoadError(f"{path}: no 'chat_template' field")
+    return TemplateSource(
+        origin=str(path),
+        variants=_variants_from_field(data["chat_template"], path),
+        bos_token=_token_text(data.get("bos_token")),
+        eos_token=_token_text(data.get("eos_token")),
+    )
+
+
+def _load_folder(path: Path) -> TemplateSource:
+    config = path / "tokenizer_config.json"
+    bos = eos = ""
+    config_source = None
+    if config.is_file():
+        data = _read_json(config)
+        if isinstance(data, Mapping):
+            bos, eos = _token_text(data.get("bos_token")), _token_text(data.get("eos_token"))
+            if "chat_template" in data:
+                config_source = _load_json_config(config)
+    variants: dict[str, str] = {}
+    if (path / "chat_template.jinja").is_file():
+        variants[DEFAULT_VARIANT] = _read_text(path / "chat_template.jinja")
+    elif (path / "chat_template.json").is_file():
+        variants.update(_load_json_config(path / "chat_template.json").variants)
+    extra_dir = path / "additional_chat_templates"
+    if extra_dir.is_dir():
+        for file in sorted(extra_dir.glob("*.jinja")):
+            variants[file.stem] = _read_text(file)
+    if not variants and config_source is not None:
+        variants.update(config_source.variants)
+    if not variants:
+        raise TemplateLoadError(
+            f"{path}: no chat template in folder (expected chat_template.jinja, "
+            "chat_template.json or tokenizer_config.json with chat_template)"
+        )
+    return TemplateSource(origin=str(path), variants=variants, bos_token=bos, eos_token=eos)
+
+
+def _load_gguf(path: Path) -> TemplateSource:
+    try:
+        from gguf import GGUFReader  # imported lazily: numpy is slow to import
+    except ImportError:  # pragma: no cover - gguf is a declared dependency
+        raise TemplateLoadError(f"{path}: reading GGUF needs the 'gguf' package") from None
+    try:
+        reader = GGUFReader(str(path), "r")
+    except Exception as exc:  # gguf raises ValueError/struct.error/etc. on junk
+        raise TemplateLoadError(f"{path}: not a GGUF file ({exc})") from None
+
+    def field_str(key: str) -> str | None:
+        f = reader.fields.get(key)
+        if f is None:
+            return None
+        try:
+            return bytes(f.parts[f.data[0]]).decode("utf-8")
+        except Exception:
+            return None
+
+    variants: dict[str, str] = {}
+    main = field_str("tokenizer.chat_template")
+    if main is not None:
+        variants[DEFAULT_VARIANT] = main
+    prefix = "tokenizer.chat_template."
+    for key in reader.fields:
+        if key.startswith(prefix) and key != "tokenizer.chat_templates":
+            text = field_str(key)
+            if text is not None:
+                variants[key[len(prefix):]] = text
+    if not variants:
+        raise TemplateLoadError(f"{path}: GGUF has no tokenizer.chat_template metadata")
+
+    def token_text(id_key: str) -> str:
+        id_field = reader.fields.get(id_key)
+        tokens = reader.fields.get("tokenizer.ggml.tokens")
+        if id_field is None or tokens is None:
+            return ""
+        try:
+            token_id = int(id_field.parts[id_field.data[0]][0])
+            return bytes(tokens.parts[tokens.data[token_id]]).decode("utf-8")
+        except Exception:
+            return ""
+
+    return TemplateSource(
+        origin=str(path),
+        variants=variants,
+        bos_token=token_text("tokenizer.ggml.bos_token_id"),
+        eos_token=token_text("tokenizer.ggml.eos_token_id"),
+    )
+
+
+def load_source(source: str | Path) -> TemplateSource:
+    """Read every template variant from ``source`` (see module docstring)."""
+    path = Path(source)
+    if not path.exists():
+        raise TemplateLoadError(f"{path}: no such file or folder")
+    if path.is_dir():
+        return _load_folder(path)
+    if path.suffix == ".gguf":
+        return _load_gguf(path)
+    if path.suffix == ".json":
+        return _load_json_config(path)
+    if path.suffix == ".jinja" or path.suffix in {".j2", ".txt", ""}:
+        return TemplateSource(origin=str(path), variants={DEFAULT_VARIANT: _read_text(path)})
+    raise TemplateLoadError(
+        f"{path}: unsupported source (expected .jinja, tokenizer_config.json, "
+        "chat_template.json, a model folder or .gguf)"
+    )
+
+
+def load_template(
+    source: str | Path, variant: str | None = None, has_tools: bool = False
+) -> LoadedTemplate:
+    """Load ``source`` and pick one variant (see :meth:`TemplateSource.pick`)."""
+    return load_source(source).pick(variant, has_tools)

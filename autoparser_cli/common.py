@@ -1,0 +1,91 @@
+"""Shared CLI plumbing: error handling, JSON option parsing, template resolution."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from pathlib import Path
+from typing import Any, Callable, TypeVar
+
+import typer
+from rich.console import Console
+
+from analysis.builtin import demo_template_path
+from analysis.errors import TemplateLoadError
+from peg.errors import AutoparserError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+err_console = Console(stderr=True, highlight=False)
+
+
+def fail(message: str, code: int = 2) -> typer.Exit:
+    """Print a one-line error to stderr and return the Exit to raise."""
+    err_console.print(f"[bold red]error:[/] {escape_text(message)}", soft_wrap=True)
+    return typer.Exit(code)
+
+
+def escape_text(text: str) -> str:
+    """Escape Rich markup in template or model text (``[INST]`` must print as is)."""
+    from rich.markup import escape
+
+    return escape(text)
+
+
+def handle_errors(func: F) -> F:
+    """Turn project errors into a one-line message and a non-zero exit code."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except AutoparserError as exc:
+            raise fail(str(exc), exc.exit_code) from None
+        except KeyboardInterrupt:
+            raise fail("interrupted", 130) from None
+        except BrokenPipeError:
+            raise typer.Exit(0) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def read_json_file(path: Path | None, what: str) -> Any:
+    """Read a JSON file given on the command line, or None."""
+    if path is None:
+        return None
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise TemplateLoadError(f"{path}: cannot read {what} ({exc.strerror})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise TemplateLoadError(
+            f"{path}: invalid JSON in {what} at line {exc.lineno} column {exc.colno}: {exc.msg}"
+        ) from None
+
+
+def parse_kwargs(pairs: list[str] | None) -> dict[str, Any]:
+    """``--kwarg key=json`` pairs into a dict (a value that is not JSON is a string)."""
+    out: dict[str, Any] = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise TemplateLoadError(f"--kwarg {pair!r}: expected key=json")
+        try:
+            out[key] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key] = value
+    return out
+
+
+def source_or_default(source: Path | None) -> Path:
+    """The SOURCE argument, or the built-in demo template."""
+    return source if source is not None else demo_template_path()
+
+
+def write_stdout(text: str) -> None:
+    """Write text exactly as is (no Rich markup processing)."""
+    sys.stdout.write(text)
+    sys.stdout.flush()

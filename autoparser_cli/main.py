@@ -1,0 +1,123 @@
+"""The ``autoparser`` Typer application."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from rich.console import Console
+
+from analysis.caps import detect_capabilities, render_adapted
+from analysis.fixtures import FULL_CONVERSATION, WEATHER_TOOL
+from analysis.loading import load_template
+from analysis.rendering import ChatTemplate, RenderRequest
+from autoparser_cli import __version__
+from autoparser_cli.common import (
+    handle_errors,
+    parse_kwargs,
+    read_json_file,
+    source_or_default,
+    write_stdout,
+)
+from autoparser_cli.formatting import caps_table
+
+app = typer.Typer(
+    name="autoparser",
+    help="Analyse LLM chat templates and parse model output into messages.",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+)
+console = Console(highlight=False)
+
+SourceArg = typer.Argument(
+    None,
+    help="Template: .jinja, tokenizer_config.json, chat_template.json, model folder or .gguf "
+    "(default: the built-in demo template).",
+    show_default=False,
+)
+VariantOpt = typer.Option(None, "--variant", help="Named template variant (default, tool_use, ...).")
+
+
+def _version(value: bool) -> None:
+    if value:
+        write_stdout(f"autoparser {__version__}\n")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def main(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Show the version and exit."
+    ),
+) -> None:
+    """Analyse LLM chat templates and parse model output into messages."""
+
+
+@app.command()
+@handle_errors
+def render(
+    source: Optional[Path] = SourceArg,
+    messages: Optional[Path] = typer.Option(None, "--messages", help="JSON file: list of messages."),
+    tools: Optional[Path] = typer.Option(None, "--tools", help="JSON file: list of tools."),
+    add_generation_prompt: bool = typer.Option(
+        True, "--add-generation-prompt/--no-add-generation-prompt", help="Append the assistant prompt."
+    ),
+    enable_thinking: Optional[bool] = typer.Option(
+        None, "--enable-thinking/--no-enable-thinking", help="Pass enable_thinking to the template."
+    ),
+    kwarg: Optional[List[str]] = typer.Option(None, "--kwarg", help="Extra variable key=json (repeatable)."),
+    variant: Optional[str] = VariantOpt,
+) -> None:
+    """Render a template with a conversation and print the prompt exactly.
+
+    Example: autoparser render model/tokenizer_config.json --messages chat.json
+    """
+    msgs = read_json_file(messages, "messages")
+    tool_list = read_json_file(tools, "tools")
+    if msgs is None:
+        msgs = FULL_CONVERSATION
+        if tool_list is None:
+            tool_list = [WEATHER_TOOL]
+    if not isinstance(msgs, list):
+        raise typer.BadParameter("--messages must hold a JSON list of messages")
+    loaded = load_template(source_or_default(source), variant, has_tools=bool(tool_list))
+    template = ChatTemplate(loaded)
+    write_stdout(
+        render_adapted(
+            template,
+            RenderRequest(
+                messages=msgs,
+                tools=tool_list,
+                add_generation_prompt=add_generation_prompt,
+                enable_thinking=enable_thinking,
+                extra=parse_kwargs(kwarg),
+            ),
+        )
+    )
+
+
+@app.command()
+@handle_errors
+def caps(
+    source: Optional[Path] = SourceArg,
+    as_json: bool = typer.Option(False, "--json", help="Print the flags as JSON."),
+    variant: Optional[str] = VariantOpt,
+) -> None:
+    """Detect a template's capabilities by probe renders.
+
+    Example: autoparser caps templates/demo.jinja --json
+    """
+    loaded = load_template(source_or_default(source), variant)
+    flags = detect_capabilities(ChatTemplate(loaded))
+    if as_json:
+        write_stdout(json.dumps(flags.to_dict(), indent=2) + "\n")
+    else:
+        console.print(caps_table(loaded.name, flags))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()

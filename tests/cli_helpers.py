@@ -1,0 +1,25 @@
+"""Running the CLI in-process and checking error shape."""
+
+from __future__ import annotations
+
+from typer.testing import CliRunner
+
+from autoparser_cli.main import app
+
+runner = CliRunner()
+
+
+def run_cli(*args: str, input: str | None = None):
+    """Invoke ``autoparser ARGS``; returns the click Result (stdout and stderr apart)."""
+    return runner.invoke(app, list(args), input=input)
+
+
+def assert_clean_error(result, code: int = 2) -> str:
+    """A bad-input run: the exit code, a one-line message, no traceback."""
+    assert result.exit_code == code, (result.exit_code, result.output, result.stderr)
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    err = result.stderr.strip()
+    assert err.startswith("error:"), err
+    assert "Traceback" not in result.output + result.stderr
+    assert len(err.splitlines()) == 1, err
+    return err

@@ -1,0 +1,67 @@
+"""CLI basics: version, help, render exactness, caps output."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.cli_helpers import run_cli
+
+
+def test_version() -> None:
+    result = run_cli("--version")
+    assert result.exit_code == 0
+    assert result.stdout.startswith("autoparser ")
+
+
+def test_help_lists_commands_with_examples() -> None:
+    result = run_cli("--help")
+    assert result.exit_code == 0
+    for command in ("render", "caps"):
+        assert command in result.stdout
+        sub = run_cli(command, "--help")
+        assert sub.exit_code == 0 and "Example:" in sub.stdout
+
+
+def test_render_prints_markup_like_text_exactly(tmp_path: Path) -> None:
+    template = tmp_path / "mistral.jinja"
+    template.write_text("{% for m in messages %}[INST]{{ m.content }}[/INST][bold]x[/bold]{% endfor %}")
+    result = run_cli("render", str(template), "--messages", str(_messages(tmp_path)))
+    assert result.exit_code == 0
+    assert result.stdout == "[INST]Hi [b]there[/b][/INST][bold]x[/bold]"
+
+
+def _messages(tmp_path: Path) -> Path:
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps([{"role": "user", "content": "Hi [b]there[/b]"}]))
+    return path
+
+
+def test_render_default_demo_and_variables(tmp_path: Path) -> None:
+    result = run_cli("render", "--no-enable-thinking")
+    assert result.exit_code == 0
+    assert result.stdout.endswith("<|im_start|>assistant\n<think>\n\n</think>\n\n")
+    template = tmp_path / "k.jinja"
+    template.write_text("{{ answer }}-{{ flag }}-{{ strftime_now('%Y') | length }}")
+    result = run_cli("render", str(template), "--kwarg", "answer=42", "--kwarg", "flag=true")
+    assert result.stdout == "42-True-4"
+
+
+def test_render_polyfills_system_role_for_templates_without_it(tmp_path: Path) -> None:
+    template = tmp_path / "nosys.jinja"
+    template.write_text(
+        "{% if messages[0].role == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}"
+        "{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}"
+    )
+    messages = tmp_path / "m.json"
+    messages.write_text(json.dumps([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]))
+    result = run_cli("render", str(template), "--messages", str(messages))
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == "<user>Be brief.\n\nHi"
+
+
+def test_caps_json() -> None:
+    result = run_cli("caps", "--json")
+    assert result.exit_code == 0
+    flags = json.loads(result.stdout)
+    assert len(flags) == 8 and flags["supports_tool_calls"] is True and flags["supports_typed_content"] is False

@@ -1,0 +1,154 @@
+"""Untrusted templates: injection payloads do nothing, runaway templates stop."""
+
+from __future__ import annotations
+
+import os
+import resource
+import time
+from pathlib import Path
+
+import pytest
+
+from analysis.errors import RenderLimitError, TemplateRaisedError, TemplateRenderError, TemplateSyntaxError
+from analysis.loading import LoadedTemplate
+from analysis.rendering import ChatTemplate, RenderRequest
+from analysis.sandbox import RenderLimits
+from tests.cli_helpers import assert_clean_error, run_cli
+
+MARK = "PWNED_MARKER_FILE"
+
+# Server-side template injection payloads.  Each must either render harmlessly
+# (no code runs, nothing leaks) or fail with a project error.
+PAYLOADS = [
+    "{{ ''.__class__.__mro__[1].__subclasses__() }}",
+    "{{ ''.__class__.__mro__ }}",
+    "{{ ''.__class__.__base__.__subclasses__() }}",
+    "{{ cycler.__init__.__globals__.os.popen('touch " + MARK + "').read() }}",
+    "{{ joiner.__init__.__globals__.os.system('touch " + MARK + "') }}",
+    "{{ namespace.__init__.__globals__.os.system('touch " + MARK + "') }}",
+    "{{ lipsum.__globals__['os'].popen('touch " + MARK + "').read() }}",
+    "{{ lipsum.__globals__.__builtins__.__import__('os').system('touch " + MARK + "') }}",
+    "{{ self._TemplateReference__context.cycler.__init__.__globals__.os.system('touch " + MARK + "') }}",
+    "{{ self.__init__.__globals__.__builtins__ }}",
+    "{{ raise_exception.__globals__ }}",
+    "{{ strftime_now.__globals__ }}",
+    "{{ range.__self__ }}",
+    "{{ messages.__class__.__base__.__subclasses__() }}",
+    "{{ '{0.__class__.__mro__}'.format('') }}",
+    "{{ '{0.__globals__}'.format(raise_exception) }}",
+    "{{ '%s'.format_map({}) }}",
+    "{{ ''|attr('__class__')|attr('__mro__') }}",
+    "{{ (''|attr('\\x5f\\x5fclass\\x5f\\x5f')) }}",
+    "{{ request.application.__globals__.__builtins__ }}",
+    "{{ config.__class__.__init__.__globals__['os'].popen('touch " + MARK + "').read() }}",
+    "{% set x = namespace() %}{{ x.__dict__ }}",
+    "{{ joiner()._joiner__called }}",
+    "{{ dict.__subclasses__() }}",
+    "{{ messages.pop.__self__.__class__ }}",
+    "{% for c in [].__class__.__base__.__subclasses__() %}{{ c }}{% endfor %}",
+]
+
+
+def _template(source: str, limits: RenderLimits | None = None) -> ChatTemplate:
+    return ChatTemplate(LoadedTemplate(name="evil.jinja", source=source), limits=limits)
+
+
+@pytest.mark.parametrize("payload", PAYLOADS)
+def test_injection_payload_is_harmless(payload: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    try:
+        out = _template(payload).render(RenderRequest([{"role": "user", "content": "hi"}]))
+    except TemplateRenderError:
+        out = ""
+    assert not (tmp_path / MARK).exists()
+    for leak in ("<class 'object'>", "subprocess", "__builtins__", "<module 'os'", "Popen", "function"):
+        assert leak not in out, (payload, out[:200])
+
+
+def test_at_least_twenty_payloads() -> None:
+    assert len(PAYLOADS) >= 20
+
+
+RUNAWAYS = [
+    "{% for i in range(10**9) %}x{% endfor %}",
+    "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
+    "{% set ns = namespace(s='ab') %}{% for i in range(64) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s|length }}",
+    "{% set ns = namespace(s='ab') %}{% for i in range(64) %}{% set ns.s = ns.s + ns.s %}{% endfor %}",
+    "{{ 'x' * 10**10 }}",
+    "{% set ns = namespace(s='ab') %}{% for i in range(64) %}{% set ns.s = ns.s|replace('a', ns.s) %}{% endfor %}",
+    "{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}",
+    "{% macro f(n) %}{% if n > 0 %}{{ f(n - 1) }}{{ f(n - 1) }}{% endif %}{% endmacro %}{{ f(40) }}",
+    "{% for i in range(100000) %}{% for c in 'abcdefghij' * 10000 %}{% endfor %}{% endfor %}",
+    "{% set ns = namespace(l=[1]) %}{% for i in range(64) %}{% set ns.l = ns.l + ns.l %}{% endfor %}",
+]
+
+
+@pytest.mark.parametrize("source", RUNAWAYS)
+def test_runaway_template_stops_quickly(source: str) -> None:
+    limits = RenderLimits(timeout_s=1.0)
+    start = time.monotonic()
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(TemplateRenderError) as info:
+        _template(source, limits).render(RenderRequest([]))
+    elapsed = time.monotonic() - start
+    assert elapsed < 3.0
+    grown_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before
+    assert grown_kb < 512 * 1024  # bounded memory: far below what the payload asks for
+    assert isinstance(info.value, RenderLimitError)
+    assert "\n" not in str(info.value)
+
+
+def test_limits_are_configurable() -> None:
+    source = "{% for i in range(500) %}x{% endfor %}"
+    assert len(_template(source).render(RenderRequest([]))) == 500
+    with pytest.raises(RenderLimitError, match="limit of 100"):
+        _template(source, RenderLimits(max_range=100)).render(RenderRequest([]))
+    with pytest.raises(RenderLimitError, match="output grew past 50"):
+        _template(source, RenderLimits(max_output_chars=50)).render(RenderRequest([]))
+
+
+def test_raise_exception_carries_message_and_line() -> None:
+    source = "line one\n{% if messages|length == 0 %}\n{{ raise_exception('Need at least one message') }}\n{% endif %}"
+    with pytest.raises(TemplateRaisedError) as info:
+        _template(source).render(RenderRequest([]))
+    assert info.value.template_message == "Need at least one message"
+    assert info.value.line == 3
+    assert "evil.jinja:3" in str(info.value)
+
+
+def test_syntax_error_reports_line_and_column() -> None:
+    with pytest.raises(TemplateSyntaxError) as info:
+        _template("ok\nok\n  {% if x %}\nno end")
+    assert info.value.line == 4 or info.value.line == 3
+    assert info.value.column is not None
+
+
+def test_runtime_error_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "t.jinja"
+    path.write_text("{{ (messages | length) / 0 }}")
+    err = assert_clean_error(run_cli("render", str(path)))
+    assert "t.jinja:1" in err
+
+
+def test_raise_exception_via_cli(tmp_path: Path) -> None:
+    path = tmp_path / "t.jinja"
+    path.write_text("{{ raise_exception('No system role here') }}")
+    err = assert_clean_error(run_cli("render", str(path)))
+    assert "template raised: No system role here" in err
+
+
+def test_runaway_via_cli(tmp_path: Path) -> None:
+    path = tmp_path / "t.jinja"
+    path.write_text("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}")
+    start = time.monotonic()
+    err = assert_clean_error(run_cli("render", str(path)))
+    assert time.monotonic() - start < 10
+    assert "longer than" in err
+
+
+def test_template_cannot_mutate_callers_messages() -> None:
+    messages = [{"role": "user", "content": "hi"}]
+    _template("{% set _ = messages.append({'role': 'x'}) %}{% set m = messages[0] %}{% set m.content = 'changed' %}").render(
+        RenderRequest(messages)
+    )
+    assert messages == [{"role": "user", "content": "hi"}]
