@@ -1,0 +1,368 @@
+"""PEG parser nodes and the builder functions that make them.
+
+Nodes are immutable and print themselves (``dump()``) in the reference's style:
+``Sequence(Literal(<think>), Tag(reasoning, Until(</think>)), ...)``.  ``a + b``
+makes a sequence and ``a | b`` an ordered choice.  Recursion goes through named
+rules: ``rule("value", ...)`` defines one, ``ref("value")`` refers to it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Mapping
+
+UNBOUNDED = -1
+
+
+class Parser:
+    """Base of all parser nodes."""
+
+    def __add__(self, other: "Parser") -> "Parser":
+        return seq(self, other)
+
+    def __or__(self, other: "Parser") -> "Parser":
+        return choice(self, other)
+
+    def children(self) -> tuple["Parser", ...]:
+        """Direct sub-parsers (for walking the tree)."""
+        return ()
+
+    def dump(self) -> str:
+        """One-line printable form (as the reference's parser dump)."""
+        raise NotImplementedError
+
+    def __str__(self) -> str:
+        return self.dump()
+
+    def walk(self) -> Iterator["Parser"]:
+        """This node and every node below it (each rule body once)."""
+        seen: set[int] = set()
+        stack: list[Parser] = [self]
+        while stack:
+            node = stack.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            yield node
+            stack.extend(reversed(node.children()))
+
+
+@dataclass(frozen=True, eq=False)
+class Literal(Parser):
+    text: str
+
+    def dump(self) -> str:
+        return f"Literal({self.text})"
+
+
+@dataclass(frozen=True, eq=False)
+class CharClass(Parser):
+    """One character out of ``ranges`` (pairs of inclusive bounds), or not, if negated;
+    repeated between ``min`` and ``max`` times."""
+
+    ranges: tuple[tuple[str, str], ...]
+    negated: bool = False
+    min: int = 1
+    max: int = 1
+
+    def matches(self, c: str) -> bool:
+        inside = any(lo <= c <= hi for lo, hi in self.ranges)
+        return inside != self.negated
+
+    def spec(self) -> str:
+        body = "".join(lo if lo == hi else f"{lo}-{hi}" for lo, hi in self.ranges)
+        return f"[{'^' if self.negated else ''}{body}]"
+
+    def dump(self) -> str:
+        return f"CharRepeat({self.spec()}, {self.min}, {_bound(self.max)})"
+
+
+@dataclass(frozen=True, eq=False)
+class Sequence(Parser):
+    items: tuple[Parser, ...]
+
+    def children(self) -> tuple[Parser, ...]:
+        return self.items
+
+    def dump(self) -> str:
+        return f"Sequence({', '.join(p.dump() for p in self.items)})"
+
+
+@dataclass(frozen=True, eq=False)
+class Choice(Parser):
+    options: tuple[Parser, ...]
+
+    def children(self) -> tuple[Parser, ...]:
+        return self.options
+
+    def dump(self) -> str:
+        return f"Choice({', '.join(p.dump() for p in self.options)})"
+
+
+@dataclass(frozen=True, eq=False)
+class Repetition(Parser):
+    item: Parser
+    min: int = 0
+    max: int = UNBOUNDED
+
+    def children(self) -> tuple[Parser, ...]:
+        return (self.item,)
+
+    def dump(self) -> str:
+        return f"Repetition({self.item.dump()}, {self.min}, {_bound(self.max)})"
+
+
+@dataclass(frozen=True, eq=False)
+class Until(Parser):
+    """Everything up to (not including) the first of ``delimiters``, or to the end."""
+
+    delimiters: tuple[str, ...]
+
+    def dump(self) -> str:
+        return f"Until({' | '.join(self.delimiters)})"
+
+
+@dataclass(frozen=True, eq=False)
+class Rest(Parser):
+    def dump(self) -> str:
+        return "Rest"
+
+
+@dataclass(frozen=True, eq=False)
+class Space(Parser):
+    """Zero or more whitespace characters."""
+
+    def dump(self) -> str:
+        return "Space"
+
+
+@dataclass(frozen=True, eq=False)
+class Eps(Parser):
+    def dump(self) -> str:
+        return "Epsilon"
+
+
+@dataclass(frozen=True, eq=False)
+class End(Parser):
+    def dump(self) -> str:
+        return "End"
+
+
+@dataclass(frozen=True, eq=False)
+class Peek(Parser):
+    item: Parser
+
+    def children(self) -> tuple[Parser, ...]:
+        return (self.item,)
+
+    def dump(self) -> str:
+        return f"Peek({self.item.dump()})"
+
+
+@dataclass(frozen=True, eq=False)
+class Not(Parser):
+    item: Parser
+
+    def children(self) -> tuple[Parser, ...]:
+        return (self.item,)
+
+    def dump(self) -> str:
+        return f"Not({self.item.dump()})"
+
+
+@dataclass(frozen=True, eq=False)
+class Atomic(Parser):
+    """All or nothing under partial input: an incomplete match contributes no tree."""
+
+    item: Parser
+
+    def children(self) -> tuple[Parser, ...]:
+        return (self.item,)
+
+    def dump(self) -> str:
+        return f"Atomic({self.item.dump()})"
+
+
+@dataclass(frozen=True, eq=False)
+class Tag(Parser):
+    """A named capture the message mapper reads."""
+
+    name: str
+    item: Parser
+
+    def children(self) -> tuple[Parser, ...]:
+        return (self.item,)
+
+    def dump(self) -> str:
+        return f"Tag({self.name}, {self.item.dump()})"
+
+
+@dataclass(frozen=True, eq=False)
+class Json(Parser):
+    """A JSON value (lenient about schemas; partial-aware)."""
+
+    def dump(self) -> str:
+        return "Json"
+
+
+@dataclass(frozen=True, eq=False)
+class Schema(Parser):
+    """``item`` (usually :class:`Json`) described by a JSON schema, used for GBNF."""
+
+    item: Parser
+    name: str
+    schema: Mapping[str, Any] = field(default_factory=dict)
+
+    def children(self) -> tuple[Parser, ...]:
+        return (self.item,)
+
+    def dump(self) -> str:
+        return f"Schema({self.item.dump()}, {json.dumps(self.schema, sort_keys=True)})"
+
+
+@dataclass(eq=False)
+class Rule(Parser):
+    """A named rule; its body may refer back to it through :class:`Ref`."""
+
+    name: str
+    body: Parser | None = None
+
+    def children(self) -> tuple[Parser, ...]:
+        return (self.body,) if self.body is not None else ()
+
+    def dump(self) -> str:
+        return f"Rule({self.name}, {self.body.dump() if self.body else '?'})"
+
+
+@dataclass(frozen=True, eq=False)
+class Ref(Parser):
+    """A reference to a rule by name, resolved in a :class:`Grammar`'s rule table."""
+
+    rule: Rule
+
+    def dump(self) -> str:
+        return f"Ref({self.rule.name})"
+
+
+def _bound(n: int) -> str:
+    return "unbounded" if n == UNBOUNDED else str(n)
+
+
+# -- builders ---------------------------------------------------------------
+
+
+def literal(text: str) -> Parser:
+    """Exactly ``text`` (the empty literal is epsilon)."""
+    return Literal(text) if text else Eps()
+
+
+def seq(*items: Parser) -> Parser:
+    """All of ``items`` in order (nested sequences are flattened)."""
+    flat: list[Parser] = []
+    for item in items:
+        if isinstance(item, Sequence):
+            flat.extend(item.items)
+        elif not isinstance(item, Eps) or len(items) == 1:
+            flat.append(item)
+    if not flat:
+        return Eps()
+    return flat[0] if len(flat) == 1 else Sequence(tuple(flat))
+
+
+def choice(*options: Parser) -> Parser:
+    """The first of ``options`` that matches (nested choices are flattened)."""
+    flat: list[Parser] = []
+    for option in options:
+        flat.extend(option.options if isinstance(option, Choice) else [option])
+    return flat[0] if len(flat) == 1 else Choice(tuple(flat))
+
+
+def optional(item: Parser) -> Parser:
+    return Repetition(item, 0, 1)
+
+
+def repeat(item: Parser, min: int = 0, max: int = UNBOUNDED) -> Parser:
+    return Repetition(item, min, max)
+
+
+def zero_or_more(item: Parser) -> Parser:
+    return Repetition(item, 0, UNBOUNDED)
+
+
+def one_or_more(item: Parser) -> Parser:
+    return Repetition(item, 1, UNBOUNDED)
+
+
+def until(*delimiters: str) -> Parser:
+    """Everything up to the first of ``delimiters`` (empty ones are ignored)."""
+    return Until(tuple(d for d in delimiters if d))
+
+
+def rest() -> Parser:
+    return Rest()
+
+
+def space() -> Parser:
+    return Space()
+
+
+def eps() -> Parser:
+    return Eps()
+
+
+def end() -> Parser:
+    return End()
+
+
+def peek(item: Parser) -> Parser:
+    return Peek(item)
+
+
+def negate(item: Parser) -> Parser:
+    return Not(item)
+
+
+def atomic(item: Parser) -> Parser:
+    return Atomic(item)
+
+
+def tag(name: str, item: Parser) -> Parser:
+    return Tag(name, item)
+
+
+def json_value() -> Parser:
+    return Json()
+
+
+def schema(item: Parser, name: str, json_schema: Mapping[str, Any]) -> Parser:
+    return Schema(item, name, dict(json_schema))
+
+
+def chars(spec: str, min: int = 1, max: int = 1) -> Parser:
+    """A character class such as ``"[a-z_]"`` or ``"[^\\n]"``, repeated min..max."""
+    if not (spec.startswith("[") and spec.endswith("]")):
+        raise ValueError(f"character class must look like [...]: {spec!r}")
+    body = spec[1:-1]
+    negated = body.startswith("^")
+    if negated:
+        body = body[1:]
+    ranges: list[tuple[str, str]] = []
+    i = 0
+    while i < len(body):
+        c = body[i]
+        if c == "\\" and i + 1 < len(body):
+            c = {"n": "\n", "t": "\t", "r": "\r"}.get(body[i + 1], body[i + 1])
+            i += 1
+        if i + 2 < len(body) and body[i + 1] == "-":
+            ranges.append((c, body[i + 2]))
+            i += 3
+            continue
+        ranges.append((c, c))
+        i += 1
+    return CharClass(tuple(ranges), negated, min, max)
+
+
+def rule(name: str, body: Parser | None = None) -> Rule:
+    """A named rule (define the body later with ``r.body = ...`` for recursion)."""
+    return Rule(name, body)

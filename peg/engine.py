@@ -1,0 +1,370 @@
+"""Running a parser over text, with partial-input semantics.
+
+``parse(parser, text, partial=False)`` returns a :class:`ParseResult`:
+
+* ``SUCCESS`` — the parser matched (``end`` tells how far);
+* ``FAILURE`` — it did not; ``furthest``, ``expected`` and ``rule_stack`` say
+  where and why (``message()`` renders a one-line message and a caret excerpt);
+* ``NEED_MORE`` — only with ``partial=True``: the input ended where more input
+  could still make it match.  The tree built so far is returned, so a streaming
+  caller can show a partial message.
+
+The tree holds only :class:`~peg.combinators.Tag` captures (:class:`TagNode`).
+Named rules are memoised per position, so backtracking never repeats their work;
+``until`` and literals scan with ``str.find``/``startswith``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Callable
+
+from peg.combinators import (
+    UNBOUNDED,
+    Atomic,
+    CharClass,
+    Choice,
+    End,
+    Eps,
+    Json,
+    Literal,
+    Not,
+    Parser,
+    Peek,
+    Ref,
+    Repetition,
+    Rest,
+    Rule,
+    Schema,
+    Sequence,
+    Space,
+    Tag,
+    Until,
+)
+from peg.json_scan import JsonStatus, scan_json
+
+_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+class Status(Enum):
+    """Outcome of a parse."""
+
+    SUCCESS = "success"
+    FAILURE = "failure"
+    NEED_MORE = "need_more_input"
+
+
+@dataclass(frozen=True)
+class TagNode:
+    """A tagged capture: its name, span, text and nested captures.
+
+    ``complete`` is False when partial input ended inside it; ``closer`` is set
+    on JSON captures cut short (the text that would close the value).
+    """
+
+    name: str
+    start: int
+    end: int
+    text: str
+    children: tuple["TagNode", ...] = ()
+    complete: bool = True
+    closer: str = ""
+
+    def find(self, name: str) -> list["TagNode"]:
+        """Every capture named ``name`` below this one, in order."""
+        out: list[TagNode] = []
+        for child in self.children:
+            if child.name == name:
+                out.append(child)
+            out.extend(child.find(name))
+        return out
+
+
+@dataclass(frozen=True)
+class ParseResult:
+    """What :func:`parse` found."""
+
+    status: Status
+    end: int
+    tree: tuple[TagNode, ...]
+    text: str
+    furthest: int = 0
+    expected: frozenset[str] = frozenset()
+    rule_stack: tuple[str, ...] = ()
+
+    @property
+    def success(self) -> bool:
+        return self.status is Status.SUCCESS
+
+    def find(self, name: str) -> list[TagNode]:
+        """Every capture named ``name`` in the tree, in document order."""
+        out: list[TagNode] = []
+        for node in self.tree:
+            if node.name == name:
+                out.append(node)
+            out.extend(node.find(name))
+        return out
+
+    def message(self) -> str:
+        """A one-line description of a failure (empty when it succeeded)."""
+        if self.status is not Status.FAILURE:
+            return ""
+        line = self.text.count("\n", 0, self.furthest) + 1
+        col = self.furthest - (self.text.rfind("\n", 0, self.furthest) + 1) + 1
+        expected = ", ".join(sorted(self.expected)) or "nothing more"
+        rules = f" (in {' > '.join(self.rule_stack)})" if self.rule_stack else ""
+        found = repr(self.text[self.furthest : self.furthest + 12]) if self.furthest < len(self.text) else "end of input"
+        return f"parse error at line {line}, column {col} (offset {self.furthest}): expected {expected}, found {found}{rules}"
+
+    def excerpt(self, width: int = 60) -> str:
+        """The input line around the failure with a caret under the position."""
+        start = self.text.rfind("\n", 0, self.furthest) + 1
+        end = self.text.find("\n", self.furthest)
+        end = len(self.text) if end < 0 else end
+        lo = max(start, self.furthest - width // 2)
+        hi = min(end, lo + width)
+        return self.text[lo:hi] + "\n" + " " * (self.furthest - lo) + "^"
+
+
+# A match result: (status, end, nodes).  Status codes are small ints for speed.
+OK, FAIL, MORE = 0, 1, 2
+_Result = tuple[int, int, tuple[TagNode, ...]]
+_NONE: tuple[TagNode, ...] = ()
+
+
+@dataclass
+class _State:
+    text: str
+    partial: bool
+    memo: dict[tuple[int, int], _Result] = field(default_factory=dict)
+    furthest: int = -1
+    expected: set[str] = field(default_factory=set)
+    rule_stack: list[str] = field(default_factory=list)
+    furthest_stack: tuple[str, ...] = ()
+    last_closer: str = ""  # closer of the JSON value that partial input cut short
+
+    def expect(self, pos: int, what: str) -> None:
+        if pos > self.furthest:
+            self.furthest = pos
+            self.expected = {what}
+            self.furthest_stack = tuple(self.rule_stack)
+        elif pos == self.furthest:
+            self.expected.add(what)
+
+
+def _match(node: Parser, st: _State, pos: int) -> _Result:
+    return _DISPATCH[type(node)](node, st, pos)
+
+
+def _literal(node: Literal, st: _State, pos: int) -> _Result:
+    text, lit = st.text, node.text
+    if text.startswith(lit, pos):
+        return OK, pos + len(lit), _NONE
+    if st.partial and lit.startswith(text[pos:]):
+        return MORE, len(text), _NONE
+    st.expect(pos, repr(lit))
+    return FAIL, pos, _NONE
+
+
+def _charclass(node: CharClass, st: _State, pos: int) -> _Result:
+    text = st.text
+    count = 0
+    limit = node.max if node.max != UNBOUNDED else len(text) - pos
+    while count < limit and pos + count < len(text) and node.matches(text[pos + count]):
+        count += 1
+    if count < node.min:
+        if st.partial and pos + count == len(text):
+            return MORE, len(text), _NONE
+        st.expect(pos + count, node.spec())
+        return FAIL, pos, _NONE
+    return OK, pos + count, _NONE
+
+
+def _sequence(node: Sequence, st: _State, pos: int) -> _Result:
+    nodes: list[TagNode] = []
+    for item in node.items:
+        status, pos, found = _match(item, st, pos)
+        if status == FAIL:
+            return FAIL, pos, _NONE
+        nodes.extend(found)
+        if status == MORE:
+            return MORE, pos, tuple(nodes)
+    return OK, pos, tuple(nodes)
+
+
+def _choice(node: Choice, st: _State, pos: int) -> _Result:
+    for option in node.options:
+        result = _match(option, st, pos)
+        if result[0] != FAIL:
+            return result
+    return FAIL, pos, _NONE
+
+
+def _repetition(node: Repetition, st: _State, pos: int) -> _Result:
+    nodes: list[TagNode] = []
+    count = 0
+    while node.max == UNBOUNDED or count < node.max:
+        status, end, found = _match(node.item, st, pos)
+        if status == FAIL:
+            break
+        nodes.extend(found)
+        if status == MORE:
+            return MORE, end, tuple(nodes)
+        count += 1
+        if end == pos:  # no progress: stop (an empty match repeats forever)
+            break
+        pos = end
+    if count < node.min:
+        return FAIL, pos, _NONE
+    return OK, pos, tuple(nodes)
+
+
+def _until(node: Until, st: _State, pos: int) -> _Result:
+    text = st.text
+    best = -1
+    for delim in node.delimiters:
+        i = text.find(delim, pos)
+        if i >= 0 and (best < 0 or i < best):
+            best = i
+    if best >= 0:
+        return OK, best, _NONE
+    if st.partial:
+        # Hold back a tail that may be the start of a delimiter (``</thi``).
+        hold = 0
+        for delim in node.delimiters:
+            for k in range(min(len(delim) - 1, len(text) - pos), hold, -1):
+                if text.endswith(delim[:k]):
+                    hold = k
+                    break
+        return MORE, len(text) - hold, _NONE
+    return OK, len(text), _NONE
+
+
+def _rest(node: Rest, st: _State, pos: int) -> _Result:
+    if st.partial:
+        return MORE, len(st.text), _NONE
+    return OK, len(st.text), _NONE
+
+
+def _space(node: Space, st: _State, pos: int) -> _Result:
+    return OK, _SPACE.match(st.text, pos).end(), _NONE  # type: ignore[union-attr]
+
+
+def _eps(node: Eps, st: _State, pos: int) -> _Result:
+    return OK, pos, _NONE
+
+
+def _end(node: End, st: _State, pos: int) -> _Result:
+    if pos == len(st.text):
+        return OK, pos, _NONE
+    st.expect(pos, "end of input")
+    return FAIL, pos, _NONE
+
+
+def _peek(node: Peek, st: _State, pos: int) -> _Result:
+    status, end, _ = _match(node.item, st, pos)
+    return (status, pos if status == OK else end, _NONE)
+
+
+def _not(node: Not, st: _State, pos: int) -> _Result:
+    status, end, _ = _match(node.item, st, pos)
+    if status == OK:
+        st.expect(pos, f"not {node.item.dump()}")
+        return FAIL, pos, _NONE
+    if status == MORE:
+        return MORE, end, _NONE
+    return OK, pos, _NONE
+
+
+def _atomic(node: Atomic, st: _State, pos: int) -> _Result:
+    status, end, found = _match(node.item, st, pos)
+    if status == MORE:
+        return MORE, end, _NONE
+    return status, end, found
+
+
+def _tag(node: Tag, st: _State, pos: int) -> _Result:
+    status, end, found = _match(node.item, st, pos)
+    if status == FAIL:
+        return FAIL, end, _NONE
+    closer = st.last_closer if status == MORE else ""
+    tag_node = TagNode(node.name, pos, end, st.text[pos:end], found, status == OK, closer)
+    return status, end, (tag_node,)
+
+
+def _json(node: Json, st: _State, pos: int) -> _Result:
+    scan = scan_json(st.text, pos, st.partial)
+    if scan.status is JsonStatus.OK:
+        return OK, scan.end, _NONE
+    if scan.status is JsonStatus.MORE:
+        st.last_closer = scan.closer
+        return MORE, scan.end, _NONE
+    st.expect(scan.end, scan.expected)
+    return FAIL, pos, _NONE
+
+
+def _schema(node: Schema, st: _State, pos: int) -> _Result:
+    return _match(node.item, st, pos)
+
+
+def _rule(node: Rule, st: _State, pos: int) -> _Result:
+    key = (id(node), pos)
+    cached = st.memo.get(key)
+    if cached is not None:
+        return cached
+    st.memo[key] = (FAIL, pos, _NONE)  # guards against left recursion
+    st.rule_stack.append(node.name)
+    assert node.body is not None, f"rule {node.name} has no body"
+    result = _match(node.body, st, pos)
+    st.rule_stack.pop()
+    st.memo[key] = result
+    return result
+
+
+def _ref(node: Ref, st: _State, pos: int) -> _Result:
+    return _rule(node.rule, st, pos)
+
+
+_DISPATCH: dict[type, Callable[..., _Result]] = {
+    Literal: _literal,
+    CharClass: _charclass,
+    Sequence: _sequence,
+    Choice: _choice,
+    Repetition: _repetition,
+    Until: _until,
+    Rest: _rest,
+    Space: _space,
+    Eps: _eps,
+    End: _end,
+    Peek: _peek,
+    Not: _not,
+    Atomic: _atomic,
+    Tag: _tag,
+    Json: _json,
+    Schema: _schema,
+    Rule: _rule,
+    Ref: _ref,
+}
+
+
+def parse(parser: Parser, text: str, partial: bool = False, start: int = 0) -> ParseResult:
+    """Run ``parser`` over ``text`` from ``start``; see the module docstring."""
+    st = _State(text, partial)
+    status, end, nodes = _match(parser, st, start)
+    if status == OK:
+        kind = Status.SUCCESS
+    elif status == MORE:
+        kind = Status.NEED_MORE
+    else:
+        kind = Status.FAILURE
+    return ParseResult(
+        status=kind,
+        end=end,
+        tree=nodes,
+        text=text,
+        furthest=max(st.furthest, 0),
+        expected=frozenset(st.expected),
+        rule_stack=st.furthest_stack,
+    )

@@ -1,0 +1,173 @@
+"""A PEG parser as a llama.cpp-dialect GBNF grammar.
+
+Lookaheads (``peek``, ``negate``) have no GBNF form and constrain nothing;
+``until`` becomes the exclusion-chain pattern llama.cpp uses
+(``([^<] | "<" [^/] | "</" [^t] ...)*``), generalised to several delimiters.
+"""
+
+from __future__ import annotations
+
+from peg.combinators import (
+    UNBOUNDED,
+    Atomic,
+    CharClass,
+    Choice,
+    End,
+    Eps,
+    Json,
+    Literal,
+    Not,
+    Parser,
+    Peek,
+    Ref,
+    Repetition,
+    Rest,
+    Rule,
+    Schema,
+    Sequence,
+    Space,
+    Tag,
+    Until,
+)
+from peg.json_schema_gbnf import SPACE_RULE, SchemaConverter, gbnf_literal, rule_name
+
+
+def _char_escape(c: str) -> str:
+    if c in "]\\^-[":
+        return "\\" + c
+    return {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(c, c)
+
+
+def until_pattern(delimiters: tuple[str, ...]) -> str:
+    """GBNF for any text that contains none of ``delimiters`` (prefix-trie exclusion)."""
+    if not delimiters:
+        return ".*"
+    alternatives: list[str] = []
+    prefixes = sorted({d[:i] for d in delimiters for i in range(len(d))}, key=lambda p: (len(p), p))
+    for prefix in prefixes:
+        nexts = sorted({d[len(prefix)] for d in delimiters if d.startswith(prefix) and len(d) > len(prefix)})
+        excluded = "".join(_char_escape(c) for c in nexts)
+        cls = f"[^{excluded}]"
+        alternatives.append(cls if not prefix else f"{gbnf_literal(prefix)} {cls}")
+    return "(" + " | ".join(alternatives) + ")*"
+
+
+class GbnfWriter:
+    """Turns parser nodes into GBNF expressions, collecting rules."""
+
+    def __init__(self) -> None:
+        self.rules: dict[str, str] = {}
+        self.schemas = SchemaConverter(self.rules)
+        self._until_names: dict[tuple[str, ...], str] = {}
+        self._rule_names: dict[int, str] = {}
+
+    def expr(self, node: Parser) -> str:
+        if isinstance(node, Literal):
+            return gbnf_literal(node.text)
+        if isinstance(node, CharClass):
+            body = "".join(_char_escape(lo) if lo == hi else f"{_char_escape(lo)}-{_char_escape(hi)}" for lo, hi in node.ranges)
+            cls = f"[{'^' if node.negated else ''}{body}]"
+            return cls + _repeat_suffix(node.min, node.max)
+        if isinstance(node, Sequence):
+            parts = [self.expr(item) for item in node.items]
+            parts = [p for p in parts if p != '""'] or ['""']
+            return " ".join(f"({p})" if _is_alternation(p) else p for p in parts)
+        if isinstance(node, Choice):
+            return "(" + " | ".join(self.expr(o) for o in node.options) + ")"
+        if isinstance(node, Repetition):
+            inner = self.expr(node.item)
+            return f"({inner}){_repeat_suffix(node.min, node.max)}"
+        if isinstance(node, Until):
+            key = node.delimiters
+            if key not in self._until_names:
+                name = "until-" + rule_name("-".join(key))[:40] if key else "until-end"
+                self._until_names[key] = self.schemas.add_rule(name, until_pattern(key))
+            return self._until_names[key]
+        if isinstance(node, Rest):
+            return ".*"
+        if isinstance(node, Space):
+            self.rules.setdefault("space", SPACE_RULE)
+            return "space"
+        if isinstance(node, (Eps, End, Peek, Not)):
+            return '""'
+        if isinstance(node, (Atomic, Tag)):
+            return self.expr(node.item)
+        if isinstance(node, Json):
+            return self.schemas.primitive("value")
+        if isinstance(node, Schema):
+            return self.schemas.convert(node.schema, node.name + "-schema" if node.name else "schema")
+        if isinstance(node, Rule):
+            return self._rule(node)
+        if isinstance(node, Ref):
+            return self._rule(node.rule)
+        raise TypeError(f"no GBNF form for {type(node).__name__}")
+
+    def _rule(self, rule: Rule) -> str:
+        if id(rule) in self._rule_names:
+            return self._rule_names[id(rule)]
+        name = rule_name(rule.name)
+        while name in self.rules:
+            name += "-x"
+        self._rule_names[id(rule)] = name
+        self.rules[name] = "PENDING"
+        assert rule.body is not None
+        self.rules[name] = self.expr(rule.body)
+        return name
+
+
+def _is_alternation(expr: str) -> bool:
+    """Whether ``expr`` has a top-level ``|`` (needs parentheses in a sequence)."""
+    depth = 0
+    in_str = False
+    in_cls = False
+    i = 0
+    while i < len(expr):
+        c = expr[i]
+        if in_str:
+            if c == "\\":
+                i += 1
+            elif c == '"':
+                in_str = False
+        elif in_cls:
+            if c == "\\":
+                i += 1
+            elif c == "]":
+                in_cls = False
+        elif c == '"':
+            in_str = True
+        elif c == "[":
+            in_cls = True
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "|" and depth == 0:
+            return True
+        i += 1
+    return False
+
+
+def _repeat_suffix(lo: int, hi: int) -> str:
+    if hi == UNBOUNDED:
+        return "*" if lo == 0 else ("+" if lo == 1 else f"{{{lo},}}")
+    if lo == 0 and hi == 1:
+        return "?"
+    if lo == hi == 1:
+        return ""
+    return f"{{{lo}}}" if lo == hi else f"{{{lo},{hi}}}"
+
+
+def to_gbnf(parser: Parser, root: str = "root") -> str:
+    """A complete GBNF grammar whose ``root`` rule describes ``parser``."""
+    writer = GbnfWriter()
+    body = writer.expr(parser)
+    rules = {root: body, **{k: v for k, v in writer.rules.items() if k != root}}
+    return "".join(f"{name} ::= {rules[name]}\n" for name in [root, *sorted(k for k in rules if k != root)])
+
+
+def schema_to_gbnf(json_schema: object, root: str = "root") -> str:
+    """A complete GBNF grammar for a JSON schema."""
+    converter = SchemaConverter()
+    name = converter.convert(json_schema, root)
+    rules = converter.rules
+    return "".join(f"{n} ::= {rules[n]}\n" for n in [name, *sorted(k for k in rules if k != name)])
