@@ -207,6 +207,8 @@ class _Reader:
                 hi = lo
                 if t.startswith("-", self.pos) and not t.startswith("-]", self.pos):
                     self.pos += 1
+                    if self.pos >= len(t):
+                        raise self.error("unterminated character class", start)
                     hi = self.char()
                 ranges.append((lo, hi))
             return GChars(tuple(ranges), negated)
@@ -230,6 +232,8 @@ class _Reader:
 
     def char(self) -> int:
         t = self.text
+        if self.pos >= len(t):
+            raise self.error("unexpected end of grammar")
         c = t[self.pos]
         if c != "\\":
             self.pos += 1

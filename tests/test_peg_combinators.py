@@ -1,0 +1,143 @@
+"""Each combinator under full and partial input."""
+
+from __future__ import annotations
+
+import pytest
+
+from peg import combinators as p
+from peg.engine import Status, parse
+
+
+def tags(result):
+    return [(n.name, n.text, n.complete) for n in result.tree]
+
+
+THINK = p.optional(p.literal("<think>") + p.tag("reasoning", p.until("</think>")) + p.literal("</think>") + p.space()) + p.tag(
+    "content", p.rest()
+) + p.end()
+
+
+def test_literal_full_partial_failure() -> None:
+    lit = p.literal("<tool_call>")
+    assert parse(lit, "<tool_call>").status is Status.SUCCESS
+    assert parse(lit, "<tool_c", partial=True).status is Status.NEED_MORE
+    failed = parse(lit, "<tool_c")
+    assert failed.status is Status.FAILURE
+    assert "'<tool_call>'" in failed.message()
+
+
+def test_sequence_and_choice() -> None:
+    g = p.literal("a") + (p.literal("b") | p.literal("c")) + p.end()
+    assert parse(g, "ab").success and parse(g, "ac").success
+    r = parse(g, "ad")
+    assert r.status is Status.FAILURE and r.furthest == 1
+    assert r.expected == {"'b'", "'c'"}
+
+
+def test_repetition_bounds() -> None:
+    g = p.repeat(p.literal("x"), 2, 3) + p.end()
+    assert not parse(g, "x").success
+    assert parse(g, "xx").success and parse(g, "xxx").success
+    assert not parse(g, "xxxx").success
+    assert parse(p.zero_or_more(p.literal("x")) + p.end(), "").success
+    assert not parse(p.one_or_more(p.literal("x")) + p.end(), "").success
+
+
+def test_until_stops_at_first_delimiter() -> None:
+    g = p.tag("t", p.until("</a>", "</b>"))
+    assert tags(parse(g, "xx</b>yy</a>")) == [("t", "xx", True)]
+    assert tags(parse(g, "no delimiter")) == [("t", "no delimiter", True)]
+
+
+def test_until_holds_back_possible_delimiter_prefix() -> None:
+    r = parse(THINK, "<think>hmm</thi", partial=True)
+    assert r.status is Status.NEED_MORE
+    assert tags(r) == [("reasoning", "hmm", False)]
+
+
+def test_reasoning_full_and_plain() -> None:
+    assert tags(parse(THINK, "<think>a</think>\nb")) == [("reasoning", "a", True), ("content", "b", True)]
+    assert tags(parse(THINK, "just text")) == [("content", "just text", True)]
+
+
+def test_space_eps_end() -> None:
+    assert parse(p.space() + p.end(), " \n\t ").success
+    assert parse(p.eps(), "").success
+    assert not parse(p.end(), "x").success
+
+
+def test_peek_and_negate() -> None:
+    g = p.peek(p.literal("<")) + p.tag("x", p.rest())
+    assert tags(parse(g, "<a")) == [("x", "<a", True)]
+    assert not parse(g, "a").success
+    n = p.negate(p.literal("<")) + p.tag("x", p.rest())
+    assert parse(n, "a").success and not parse(n, "<a").success
+    assert parse(n, "", partial=True).status is Status.NEED_MORE
+
+
+def test_atomic_is_all_or_nothing_under_partial_input() -> None:
+    g = p.atomic(p.tag("tool-name", p.literal("get_weather"))) + p.literal("(")
+    partial = parse(g, "get_wea", partial=True)
+    assert partial.status is Status.NEED_MORE and partial.tree == ()
+    assert tags(parse(p.tag("tool-name", p.literal("get_weather")), "get_wea", partial=True)) == [
+        ("tool-name", "get_wea", False)
+    ]
+
+
+def test_tags_nest() -> None:
+    g = p.tag("tool", p.literal("<") + p.tag("tool-name", p.until(">")) + p.literal(">"))
+    r = parse(g, "<fn>")
+    assert r.tree[0].name == "tool" and r.tree[0].children[0].text == "fn"
+    assert [n.text for n in r.find("tool-name")] == ["fn"]
+
+
+@pytest.mark.parametrize(
+    "text, status, closer",
+    [
+        ('{"a": [1, "x', Status.NEED_MORE, '"]}'),
+        ('{"a": 1}', Status.SUCCESS, ""),
+        ('{"a": tr', Status.NEED_MORE, "}"),
+        ('{"a": "\\u00', Status.NEED_MORE, '"}'),
+        ("12", Status.NEED_MORE, ""),
+        ('{"a": }', Status.FAILURE, ""),
+    ],
+)
+def test_json_partial(text: str, status: Status, closer: str) -> None:
+    r = parse(p.tag("args", p.json_value()), text, partial=True)
+    assert r.status is status
+    if status is not Status.FAILURE:
+        assert r.tree[0].closer == closer
+
+
+def test_json_full_input_rejects_truncation() -> None:
+    assert parse(p.json_value() + p.end(), '{"a": [1, 2]}').success
+    assert not parse(p.json_value(), '{"a": [1').success
+    assert not parse(p.json_value(), "NaN").success
+
+
+def test_rules_recursion_and_memo() -> None:
+    item = p.rule("item")
+    item.body = p.literal("(") + p.zero_or_more(p.Ref(item)) + p.literal(")")
+    g = item + p.end()
+    assert parse(g, "(()(()))").success
+    assert not parse(g, "(()").success
+    assert parse(g, "(()", partial=True).status is Status.NEED_MORE
+
+
+def test_failure_message_has_position_expected_and_rule_stack() -> None:
+    call = p.rule("tool-call", p.literal("<tool_call>") + p.json_value() + p.literal("</tool_call>"))
+    r = parse(call + p.end(), 'junk\n<tool_call>{"a": 1}</tool_cal!')
+    r2 = parse(p.literal("junk\n") + call + p.end(), 'junk\n<tool_call>{"a": 1}</tool_cal!')
+    assert not r.success
+    msg = r2.message()
+    assert "line 2, column 20" in msg and "'</tool_call>'" in msg and "tool-call" in msg
+    assert "\n" not in msg
+    assert r2.excerpt().splitlines()[1].index("^") == 19
+
+
+def test_dump_reads_like_the_reference() -> None:
+    assert THINK.dump() == (
+        "Sequence(Repetition(Sequence(Literal(<think>), Tag(reasoning, Until(</think>)), Literal(</think>), Space), 0, 1), "
+        "Tag(content, Rest), End)"
+    )
+    assert p.chars("[a-z_]", 1, -1).dump() == "CharRepeat([a-z_], 1, unbounded)"
