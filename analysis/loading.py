@@ -91,13 +91,15 @@ def _read_text(path: Path) -> str:
         raise TemplateLoadError(f"{path}: cannot read ({exc.strerror})") from None
 
 
-def _read_json(path: Path) -> Any:
+def read_json(path: Path, what: str = "") -> Any:
+    """Read a JSON file; errors name the file, the position and (optionally) what it holds."""
     text = _read_text(path)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
+        about = f" in {what}" if what else ""
         raise TemplateLoadError(
-            f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+            f"{path}: invalid JSON{about} at line {exc.lineno} column {exc.colno}: {exc.msg}"
         ) from None
 
 
@@ -121,7 +123,7 @@ def _variants_from_field(value: Any, path: Path) -> dict[str, str]:
 
 
 def _load_json_config(path: Path) -> TemplateSource:
-    data = _read_json(path)
+    data = read_json(path)
     if not isinstance(data, Mapping):
         raise TemplateLoadError(f"{path}: expected a JSON object")
     if "chat_template" not in data:
@@ -139,7 +141,7 @@ def _load_folder(path: Path) -> TemplateSource:
     bos = eos = ""
     config_source = None
     if config.is_file():
-        data = _read_json(config)
+        data = read_json(config)
         if isinstance(data, Mapping):
             bos, eos = _token_text(data.get("bos_token")), _token_text(data.get("eos_token"))
             if "chat_template" in data:

@@ -13,6 +13,7 @@ from rich.console import Console
 
 from analysis.builtin import demo_template_path
 from analysis.errors import TemplateLoadError
+from analysis.loading import read_json
 from peg.errors import AutoparserError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -52,18 +53,7 @@ def handle_errors(func: F) -> F:
 
 def read_json_file(path: Path | None, what: str) -> Any:
     """Read a JSON file given on the command line, or None."""
-    if path is None:
-        return None
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise TemplateLoadError(f"{path}: cannot read {what} ({exc.strerror})") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise TemplateLoadError(
-            f"{path}: invalid JSON in {what} at line {exc.lineno} column {exc.colno}: {exc.msg}"
-        ) from None
+    return None if path is None else read_json(path, what)
 
 
 def parse_kwargs(pairs: list[str] | None) -> dict[str, Any]:
