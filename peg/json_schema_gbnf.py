@@ -159,11 +159,7 @@ class SchemaConverter:
             return self._ref_names[ref]
         if not ref.startswith("#/"):
             raise GrammarError(f"schema {path}/$ref: only local references are supported, got {ref!r}")
-        target: Any = self._root_schema
-        for part in ref[2:].split("/"):
-            if not isinstance(target, Mapping) or part not in target:
-                raise GrammarError(f"schema {path}/$ref: {ref!r} does not resolve")
-            target = target[part]
+        target = self._resolve(ref, path)
         name = rule_name("ref-" + ref.split("/")[-1])
         self._ref_names[ref] = name
         self.rules[name] = "PENDING"
@@ -210,8 +206,6 @@ class SchemaConverter:
         # Optional properties in order, each optional, as a right-nested chain.
         tail_items = [kv[k] for k in optional] + ([extra + ' ( "," space ' + extra + " )*"] if extra else [])
         chain = ""
-        for item in reversed(tail_items):
-            chain = f"{item}" + (f' ( "," space ( {chain} ) )?' if chain else "")
         if tail_items:
             # Each optional may also be skipped: allow starting from any of them.
             starts = []
