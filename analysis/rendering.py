@@ -10,7 +10,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import jinja2
 
-from analysis.errors import TemplateRenderError, TemplateSyntaxError
+from analysis.errors import SandboxViolation, TemplateRenderError, TemplateSyntaxError
 from analysis.loading import LoadedTemplate
 from analysis.sandbox import RenderLimits, SandboxedTemplateEnvironment, template_line
 
@@ -87,8 +87,6 @@ class ChatTemplate:
         except TemplateRenderError:
             raise
         except jinja2.exceptions.SecurityError as exc:
-            from analysis.errors import SandboxViolation
-
             raise SandboxViolation(f"blocked by the sandbox: {exc}", self.name, template_line(exc)) from None
         except Exception as exc:  # the template's own runtime errors (TypeError, ...)
             raise TemplateRenderError(
