@@ -106,3 +106,28 @@ def segmentize_markers(text: str) -> list[Segment]:
     if buf_start < len(text):
         out.append(Segment(text[buf_start:], False))
     return out
+
+
+def segment_diff(a: str, b: str) -> DiffSplit:
+    """A diff at marker-segment granularity: when ``a`` is a prefix of ``b`` the
+    difference is ``b``'s tail; otherwise whole segments are matched from the end
+    and the start in turn (end first), so a turn-closing marker shared by both
+    renders lands in the suffix.  Used to find the text that opens a role turn."""
+    if b.startswith(a):
+        return DiffSplit(a, "", b[len(a) :], "")
+    sa = [s.text for s in segmentize_markers(a)]
+    sb = [s.text for s in segmentize_markers(b)]
+    p = s = 0
+    while p + s < min(len(sa), len(sb)):
+        moved = False
+        if sa[len(sa) - 1 - s] == sb[len(sb) - 1 - s]:
+            s += 1
+            moved = True
+        if p + s < min(len(sa), len(sb)) and sa[p] == sb[p]:
+            p += 1
+            moved = True
+        if not moved:
+            break
+    prefix = "".join(sa[:p])
+    suffix = "".join(sa[len(sa) - s :]) if s else ""
+    return DiffSplit(prefix, "".join(sa[p : len(sa) - s]), "".join(sb[p : len(sb) - s]), suffix)

@@ -10,6 +10,8 @@ from rich.text import Text
 if TYPE_CHECKING:
     from rich.tree import Tree
 
+    from analysis.probes import Comparison
+    from analysis.result import TemplateAnalysis
     from peg.combinators import Parser
 
 from analysis.caps import Capabilities
@@ -66,3 +68,135 @@ def parser_tree(parser: "Parser", label: str = "parser") -> "Tree":
 
     add(root, parser)
     return root
+
+
+def _marker_table(title: str, rows: list[tuple[str, object]]) -> Table:
+    table = Table(title=Text(title), show_header=False, title_justify="left")
+    table.add_column("field", style="bold")
+    table.add_column("value")
+    for name, value in rows:
+        if isinstance(value, Text):
+            shown = value
+        elif isinstance(value, bool):
+            shown = Text("yes" if value else "no")
+        elif isinstance(value, (list, tuple)):
+            shown = Text(", ".join(map(str, value)) or "—", style="" if value else "dim")
+        elif isinstance(value, str) and name not in ("mode", "pos", "outcome"):
+            shown = visible(value)
+        else:
+            shown = Text(str(getattr(value, "value", value)), style="bold")
+        table.add_row(name, shown)
+    return table
+
+
+def analysis_tables(analysis: "TemplateAnalysis") -> list[Table]:
+    """An analysis as Rich tables: capabilities, reasoning, content, tool format,
+    function / argument / call-id markers, generation prompt, tokens, degradations."""
+    a = analysis
+    fmt, fn, args, cid = a.tools.format, a.tools.function, a.tools.arguments, a.tools.call_id
+    tables = [
+        caps_table(a.template, a.caps),
+        _marker_table("Roles", [("user_start", a.user_start), ("assistant_start", a.assistant_start)]),
+        _marker_table(
+            "Reasoning",
+            [("mode", a.reasoning.mode), ("start", a.reasoning.start), ("end", a.reasoning.end)],
+        ),
+        _marker_table(
+            "Content",
+            [
+                ("mode", a.content.mode),
+                ("start", a.content.start),
+                ("end", a.content.end),
+                ("requires_nonnull_content", a.content.requires_nonnull_content),
+            ],
+        ),
+        _marker_table(
+            "Tool calls",
+            [
+                ("mode", fmt.mode),
+                ("section_start", fmt.section_start),
+                ("section_end", fmt.section_end),
+                ("per_call_start", fmt.per_call_start),
+                ("per_call_end", fmt.per_call_end),
+            ]
+            + (
+                [
+                    ("fun_name_is_key", fmt.fun_name_is_key),
+                    ("tools_array_wrapped", fmt.tools_array_wrapped),
+                    ("name_field", fmt.name_field),
+                    ("args_field", fmt.args_field),
+                    ("id_field", fmt.id_field),
+                    ("gen_id_field", fmt.gen_id_field),
+                    ("parameter_order", fmt.parameter_order),
+                ]
+                if fmt.mode.value == "JSON_NATIVE"
+                else [
+                    ("function.name_prefix", fn.name_prefix),
+                    ("function.name_suffix", fn.name_suffix),
+                    ("function.close", fn.close),
+                    ("arguments.start", args.start),
+                    ("arguments.end", args.end),
+                    ("arguments.name_prefix", args.name_prefix),
+                    ("arguments.name_suffix", args.name_suffix),
+                    ("arguments.value_prefix", args.value_prefix),
+                    ("arguments.value_suffix", args.value_suffix),
+                    ("arguments.separator", args.separator),
+                    ("call_id.pos", cid.pos),
+                    ("call_id.prefix", cid.prefix),
+                    ("call_id.suffix", cid.suffix),
+                ]
+            ),
+        ),
+        _marker_table(
+            "Generation prompt",
+            [
+                ("text", a.generation_prompt.text),
+                ("enable_thinking", a.generation_prompt.enable_thinking),
+                ("outcome", a.generation_prompt.prefill),
+            ],
+        ),
+        _marker_table(
+            "Tokens and patches",
+            [
+                ("preserved_tokens", Text("  ".join(t.replace("\n", "↵") for t in a.preserved_tokens) or "—")),
+                ("workarounds", a.workarounds),
+                ("specialized", a.specialized or ""),
+            ],
+        ),
+    ]
+    if a.degraded:
+        table = Table(title=Text("Degraded phases"), title_justify="left")
+        for column in ("phase", "comparison", "template said"):
+            table.add_column(column)
+        for d in a.degraded:
+            table.add_row(d.phase, d.comparison, Text(d.reason, style="red"))
+        tables.append(table)
+    return tables
+
+
+def _clip(text: str, keep: int, from_end: bool) -> str:
+    if len(text) <= keep:
+        return text
+    return "…" + text[-keep:] if from_end else text[:keep] + "…"
+
+
+def comparison_text(comparison: "Comparison", keep: int = 160) -> Text:
+    """A comparison's diff, coloured: common prefix (dim), left only (red),
+    right only (green), common suffix (dim); whitespace made visible."""
+
+    def show(s: str) -> str:
+        return s.replace("\n", "↵\n")
+
+    d = comparison.diff
+    out = Text()
+    out.append(f"── {comparison.name}  (shape: {comparison.shape})\n", style="bold")
+    out.append(show(_clip(d.prefix, keep, True)), style="dim")
+    out.append("[-", style="bold red")
+    out.append(show(d.left), style="red")
+    out.append("-]", style="bold red")
+    out.append("{+", style="bold green")
+    out.append(show(d.right), style="green")
+    out.append("+}", style="bold green")
+    out.append(show(_clip(d.suffix, keep, False)), style="dim")
+    out.append("\n")
+    return out

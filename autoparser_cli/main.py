@@ -9,10 +9,11 @@ from typing import List, Optional
 import typer
 from rich.console import Console
 
+from analysis.analyzer import analyze_template
 from analysis.caps import detect_capabilities, render_adapted
 from analysis.fixtures import FULL_CONVERSATION, WEATHER_TOOL
 from analysis.loading import load_template
-from analysis.rendering import ChatTemplate, RenderRequest
+from analysis.rendering import FROZEN_CLOCK, ChatTemplate, RenderRequest
 from autoparser_cli import __version__
 from autoparser_cli.common import (
     handle_errors,
@@ -21,7 +22,7 @@ from autoparser_cli.common import (
     source_or_default,
     write_stdout,
 )
-from autoparser_cli.formatting import caps_table
+from autoparser_cli.formatting import analysis_tables, caps_table, comparison_text
 
 app = typer.Typer(
     name="autoparser",
@@ -117,6 +118,41 @@ def caps(
         write_stdout(json.dumps(flags.to_dict(), indent=2) + "\n")
     else:
         console.print(caps_table(loaded.name, flags))
+
+
+@app.command()
+@handle_errors
+def analyze(
+    source: Optional[Path] = SourceArg,
+    as_json: bool = typer.Option(False, "--json", help="Print the analysis as JSON (nothing else on stdout)."),
+    tools: Optional[Path] = typer.Option(None, "--tools", help="JSON file: the request's tools."),
+    no_tools: bool = typer.Option(False, "--no-tools", help="Analyse for a request without tools."),
+    enable_thinking: bool = typer.Option(
+        True, "--enable-thinking/--no-enable-thinking", help="enable_thinking for the generation prompt."
+    ),
+    diffs: bool = typer.Option(False, "--diffs", help="Show every comparison's diff (where markers came from)."),
+    variant: Optional[str] = VariantOpt,
+) -> None:
+    """Find a template's reasoning, content and tool-call markers by differential analysis.
+
+    Example: autoparser analyze Qwen3-Coder.jinja --diffs
+    """
+    if tools is not None and no_tools:
+        raise typer.BadParameter("give --tools or --no-tools, not both")
+    tool_list = read_json_file(tools, "tools")
+    if tool_list is not None and not isinstance(tool_list, list):
+        raise typer.BadParameter("--tools must hold a JSON list of tools")
+    loaded = load_template(source_or_default(source), variant, has_tools=not no_tools)
+    comparisons: list = []
+    result = analyze_template(ChatTemplate(loaded, clock=FROZEN_CLOCK), enable_thinking, record=comparisons)
+    if as_json:
+        write_stdout(json.dumps(result.to_json(), indent=2, ensure_ascii=False) + "\n")
+        return
+    for table in analysis_tables(result):
+        console.print(table)
+    if diffs:
+        for comparison in comparisons:
+            console.print(comparison_text(comparison))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,208 @@
+"""The differential analysis of one template: phases, workarounds, result.
+
+``analyze_template(template)`` runs the capability probes, the reasoning,
+content and tool phases, finds the role start markers and the generation
+prompt, applies the workarounds and collects the preserved tokens.  A phase
+whose comparisons the template cannot render degrades on its own (the result
+says which comparison failed and the template's message); only a runaway
+template (a render limit) fails the whole analysis.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from analysis.caps import Capabilities, detect_capabilities
+from analysis.content_phase import analyze_content
+from analysis.diff import segment_diff
+from analysis.errors import TemplateRenderError
+from analysis.markers import MARKER_RE, lstrip_ws, strip_ws
+from analysis.phase_log import PhaseLog
+from analysis.probes import (
+    ASSISTANT_TEXT,
+    PROBE_STRINGS,
+    Comparison,
+    USER,
+    USER_TEXT,
+    USER_TEXT_2,
+    ComparisonFailed,
+    Prober,
+    assistant,
+    conversation,
+)
+from analysis.reasoning_phase import analyze_reasoning
+from analysis.rendering import ChatTemplate, RenderRequest
+from analysis.result import (
+    ContentAnalysis,
+    GenerationPromptAnalysis,
+    PrefillOutcome,
+    ReasoningAnalysis,
+    ReasoningMode,
+    TemplateAnalysis,
+)
+from analysis.tools_phase import analyze_tools
+from analysis.workarounds import apply_workarounds
+
+
+def analyze_template(
+    template: ChatTemplate,
+    enable_thinking: bool = True,
+    caps: Capabilities | None = None,
+    record: list[Comparison] | None = None,
+) -> TemplateAnalysis:
+    """Analyse ``template`` (see the module docstring).
+
+    ``enable_thinking`` only affects the reported generation prompt; the phases
+    compare both settings themselves.  When ``record`` is given, every
+    comparison made is appended to it (for ``analyze --diffs``)."""
+    caps = caps or detect_capabilities(template)
+    prober = Prober(template, caps)
+    if record is not None:
+        prober.comparisons = record
+    log = PhaseLog()
+    reasoning = analyze_reasoning(prober, log)
+    content = analyze_content(prober, log, reasoning)
+    result = TemplateAnalysis(template=template.name, caps=caps, reasoning=reasoning, content=content)
+    if caps.supports_tool_calls:
+        result = replace(result, tools=analyze_tools(prober, log, reasoning))
+    user_start, assistant_start = _role_starts(prober, log, reasoning, content)
+    result = replace(result, user_start=user_start, assistant_start=assistant_start)
+    result, fired = apply_workarounds(template.source, result)
+    for name in fired:
+        log.cite_source(f"workaround: {name}", "template source")
+    generation = _generation_prompt(prober, log, result.reasoning, enable_thinking)
+    markers = result.marker_fields()
+    return replace(
+        result,
+        generation_prompt=generation,
+        workarounds=fired,
+        preserved_tokens=preserved_tokens(markers),
+        degraded=log.degraded,
+        evidence=log.evidence_for(markers),
+    )
+
+
+def preserved_tokens(markers: dict[str, str]) -> tuple[str, ...]:
+    """Every marker, whitespace-trimmed, once, in field order; never probe text."""
+    out: list[str] = []
+    for value in markers.values():
+        token = strip_ws(value)
+        if token and token not in out and not any(probe in token for probe in PROBE_STRINGS):
+            out.append(token)
+    return tuple(out)
+
+
+def _text_before(haystack: str, needle: str) -> str:
+    pos = haystack.find(needle)
+    return strip_ws(haystack[:pos]) if pos >= 0 else ""
+
+
+def _first_token(text: str) -> str:
+    """The marker, or the run of non-space characters, that ``text`` starts with (after spaces)."""
+    text = lstrip_ws(text)
+    match = MARKER_RE.match(text)
+    if match:
+        return match.group()
+    return text.split(None, 1)[0] if text.strip() else ""
+
+
+def _drop_leading(text: str, tokens: set[str], keep_one: bool = True) -> str:
+    """``text`` without the leading ``tokens`` (turn closers); with ``keep_one``
+    it never empties it."""
+    text = strip_ws(text)
+    while True:
+        for token in tokens:
+            if token and text.startswith(token) and (strip_ws(text[len(token) :]) or not keep_one):
+                text = strip_ws(text[len(token) :])
+                break
+        else:
+            return text
+
+
+def _drop_trailing(text: str, tokens: list[str]) -> str:
+    """``text`` without the trailing ``tokens``, in order; never empties it."""
+    for token in tokens:
+        token = strip_ws(token)
+        if token and text.endswith(token) and strip_ws(text[: -len(token)]):
+            text = strip_ws(text[: -len(token)])
+    return text
+
+
+def _role_starts(
+    prober: Prober, log: PhaseLog, reasoning: ReasoningAnalysis, content: ContentAnalysis
+) -> tuple[str, str]:
+    """The text that opens a user turn and an assistant turn.
+
+    One user turn is compared with user, assistant, user.  The assistant start is
+    what precedes the assistant's text in the added part (less content and
+    reasoning markers that follow it); the user start is what precedes the second
+    user text, less the tokens that close a turn (the first token after the last
+    turn's text in each render)."""
+    try:
+        cmp = prober.compare(
+            "role starts",
+            conversation(tools=False),
+            RenderRequest([USER, assistant(), {"role": "user", "content": USER_TEXT_2}], enable_thinking=True),
+        )
+    except ComparisonFailed as exc:
+        log.degrade("roles", exc)
+        return "", ""
+    added = segment_diff(cmp.output_a, cmp.output_b).right
+    between = added.split(ASSISTANT_TEXT, 1)[1] if ASSISTANT_TEXT in added else ""
+    closers = {
+        _first_token(cmp.output_a.split(USER_TEXT, 1)[1]),
+        _first_token(cmp.output_b.rsplit(USER_TEXT_2, 1)[1]),
+    }
+    try:
+        last_assistant = prober.render(conversation(assistant(), tools=False))
+        closers.add(_first_token(last_assistant.rsplit(ASSISTANT_TEXT, 1)[1]))
+    except TemplateRenderError:
+        pass
+    closers.add(_first_token(between))
+    opening = added.split(ASSISTANT_TEXT, 1)[0] if ASSISTANT_TEXT in added else ""
+    if not strip_ws(opening):  # the template always ends with the assistant opening: it is in the common prefix
+        opening = _drop_leading(cmp.output_b.split(USER_TEXT, 1)[1].split(ASSISTANT_TEXT, 1)[0], closers, keep_one=False)
+    assistant_start = _drop_trailing(strip_ws(opening), [content.start])
+    if reasoning.end and assistant_start.endswith(strip_ws(reasoning.end)):  # an empty reasoning block
+        assistant_start = _drop_trailing(assistant_start, [reasoning.end, reasoning.start])
+    user_start = _drop_leading(_text_before(between, USER_TEXT_2), closers)
+    log.cite("user_start", cmp)
+    log.cite("assistant_start", cmp)
+    return user_start, assistant_start
+
+
+def _generation_prompt(
+    prober: Prober, log: PhaseLog, reasoning: ReasoningAnalysis, enable_thinking: bool
+) -> GenerationPromptAnalysis:
+    """What ``add_generation_prompt=true`` appends, and what it does to reasoning."""
+    try:
+        cmp = prober.compare(
+            "generation prompt",
+            conversation(tools=False, agp=False, thinking=enable_thinking),
+            conversation(tools=False, agp=True, thinking=enable_thinking),
+        )
+    except ComparisonFailed as exc:
+        log.degrade("generation prompt", exc)
+        return GenerationPromptAnalysis(enable_thinking=enable_thinking)
+    text = cmp.diff.right + cmp.diff.suffix
+    return GenerationPromptAnalysis(text, prefill_outcome(text, reasoning), enable_thinking)
+
+
+def prefill_outcome(generation_prompt: str, reasoning: ReasoningAnalysis) -> PrefillOutcome:
+    """Classify the generation prompt's reasoning markers (the spec's three outcomes)."""
+    if reasoning.mode is ReasoningMode.NONE:
+        return PrefillOutcome.NONE
+    start, end = strip_ws(reasoning.start), strip_ws(reasoning.end)
+    at = generation_prompt.rfind(start) if start else -1
+    if at >= 0:
+        if end and end in generation_prompt[at + len(start) :]:
+            return PrefillOutcome.OPENED_AND_CLOSED
+        if strip_ws(generation_prompt[at + len(start) :]) == "":
+            return PrefillOutcome.OPENED
+        return PrefillOutcome.ARTIFACT
+    if end and end in generation_prompt:
+        return PrefillOutcome.OPENED_AND_CLOSED
+    return PrefillOutcome.NONE
+
+
+__all__ = ["analyze_template", "preserved_tokens", "prefill_outcome", "MARKER_RE"]
