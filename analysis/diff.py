@@ -2,7 +2,7 @@
 
 ``diff_split(a, b)`` finds the longest common prefix and suffix of two renders
 and the parts unique to each (``left`` from ``a``, ``right`` from ``b``), then
-moves the boundaries so that no ``<...>`` or ``[...]`` marker is cut in two:
+moves the boundaries so that no ``<...>``, ``[...]`` or ``◁...▷`` marker is cut in two:
 a marker half in the prefix (or suffix) is moved whole into left/right.
 """
 
@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-_PAIRS = (("<", ">"), ("[", "]"))
+_PAIRS = (("<", ">"), ("[", "]"), ("◁", "▷"))
+_CLOSERS = dict(_PAIRS)
 
 
 @dataclass(frozen=True)
@@ -91,10 +92,10 @@ def segmentize_markers(text: str) -> list[Segment]:
     buf_start = 0
     while i < len(text):
         c = text[i]
-        close = {"<": ">", "[": "]"}.get(c)
+        close = _CLOSERS.get(c)
         if close is not None:
             j = text.find(close, i + 1)
-            nxt = min((k for k in (text.find("<", i + 1), text.find("[", i + 1)) if k >= 0), default=-1)
+            nxt = min((k for k in (text.find(o, i + 1) for o in _CLOSERS) if k >= 0), default=-1)
             if j >= 0 and (nxt < 0 or j < nxt):
                 if buf_start < i:
                     out.append(Segment(text[buf_start:i], False))

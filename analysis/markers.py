@@ -1,6 +1,6 @@
 """Finding markers (``<...>`` and ``[...]`` tokens) around probe text in renders.
 
-A *marker* is a ``<...>`` or ``[...]`` run with no nested opener, the shape
+A *marker* is a ``<...>``, ``[...]`` or ``◁...▷`` run with no nested opener, the shape
 special tokens take in chat templates (``<think>``, ``[TOOL_CALLS]``,
 ``<｜tool▁sep｜>``, ``<|tool_call:begin|>``).  These helpers answer the
 questions the analysis phases ask of a render: which marker sits right before
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-MARKER_RE = re.compile(r"<[^<>\n]*>|\[[^\[\]\n]*\]")
+MARKER_RE = re.compile(r"<[^<>\n]*>|\[[^\[\]\n]*\]|◁[^◁▷\n]*▷")
 _WS = " \t\r\n"
 
 
@@ -108,26 +108,31 @@ def common_suffix(a: str, b: str) -> str:
 
 def until_common_prefix(full: str, left: str, right: str) -> str:
     """``full`` up to the first occurrence of the common prefix of ``left`` and
-    ``right``; ``""`` if they share no prefix or ``full`` does not contain it.
+    ``right`` (or of its longest head that ``full`` contains); ``""`` when they
+    share no prefix or ``full`` contains none of it.
 
-    ``until_common_prefix("really want a FUNCTION call", "FUNCTION alpha", "FUNCTION beta")``
-    is ``"really want a "``."""
+    ``until_common_prefix("one arg two args", "argument alpha", "argument beta")``
+    is ``"one "``: ``"argument "`` is not in ``full`` but its head ``"arg"`` is."""
     anchor = common_prefix(left, right)
-    if not anchor:
-        return ""
-    pos = full.find(anchor)
-    return full[:pos] if pos >= 0 else ""
+    while anchor:
+        pos = full.find(anchor)
+        if pos >= 0:
+            return full[:pos]
+        anchor = anchor[:-1]
+    return ""
 
 
 def after_common_suffix(full: str, left: str, right: str) -> str:
     """``full`` after the last occurrence of the common suffix of ``left`` and
-    ``right``; ``""`` if they share no suffix or ``full`` does not contain it
+    ``right`` (or of its longest tail that ``full`` contains); ``""`` otherwise
     (the mirror of :func:`until_common_prefix`)."""
     anchor = common_suffix(left, right)
-    if not anchor:
-        return ""
-    pos = full.rfind(anchor)
-    return full[pos + len(anchor) :] if pos >= 0 else ""
+    while anchor:
+        pos = full.rfind(anchor)
+        if pos >= 0:
+            return full[pos + len(anchor) :]
+        anchor = anchor[1:]
+    return ""
 
 
 def strip_ws(text: str) -> str:

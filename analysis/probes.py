@@ -190,19 +190,21 @@ class Prober:
     def compare(self, name: str, a: RenderRequest, b: RenderRequest) -> Comparison:
         """Render ``a`` and ``b`` in the first shape both accept and diff them.
 
-        Raises :class:`ComparisonFailed` with the template's first error message."""
-        first_error: TemplateRenderError | None = None
+        Raises :class:`ComparisonFailed` with the template's distinct error messages."""
+        errors: list[str] = []
         for shape_name, shape in self.shapes:
             try:
                 out_a = self.render(shape(a))
                 out_b = self.render(shape(b))
             except TemplateRenderError as exc:
-                first_error = first_error or exc
+                message = f"line {exc.line}: {exc.detail}" if exc.line else exc.detail
+                if message not in errors:
+                    errors.append(message)
                 continue
             comparison = Comparison(name, out_a, out_b, diff_split(out_a, out_b), shape_name)
             self.comparisons.append(comparison)
             return comparison
-        failure = ComparisonFailed(name, str(first_error.detail if first_error else "no render"))
+        failure = ComparisonFailed(name, "; ".join(errors) or "no render")
         self.failures.append(failure)
         raise failure
 

@@ -261,7 +261,7 @@ def _json_native_fields(section: str, log: PhaseLog, cmp: Comparison, state: _St
 def _function_tag(section: str) -> tuple[int, int] | None:
     """Span of the ``<...>`` / ``[...]`` tag that holds the function name, if any."""
     pos = section.find(FUN_A)
-    for open_c, close_c in (("<", ">"), ("[", "]")):
+    for open_c, close_c in (("<", ">"), ("[", "]"), ("◁", "▷")):
         i = section.rfind(open_c, 0, pos)
         if i < 0 or section.rfind(close_c, i, pos) >= 0 or "\n" in section[i:pos]:
             continue

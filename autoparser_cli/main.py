@@ -16,6 +16,7 @@ from analysis.loading import load_template
 from analysis.rendering import FROZEN_CLOCK, ChatTemplate, RenderRequest
 from autoparser_cli import __version__
 from autoparser_cli.common import (
+    fail,
     handle_errors,
     parse_kwargs,
     read_json_file,
@@ -84,7 +85,7 @@ def render(
         if tool_list is None:
             tool_list = [WEATHER_TOOL]
     if not isinstance(msgs, list):
-        raise typer.BadParameter("--messages must hold a JSON list of messages")
+        raise fail("--messages must hold a JSON list of messages")
     loaded = load_template(source_or_default(source), variant, has_tools=bool(tool_list))
     template = ChatTemplate(loaded)
     write_stdout(
@@ -138,10 +139,10 @@ def analyze(
     Example: autoparser analyze Qwen3-Coder.jinja --diffs
     """
     if tools is not None and no_tools:
-        raise typer.BadParameter("give --tools or --no-tools, not both")
+        raise fail("give --tools or --no-tools, not both")
     tool_list = read_json_file(tools, "tools")
     if tool_list is not None and not isinstance(tool_list, list):
-        raise typer.BadParameter("--tools must hold a JSON list of tools")
+        raise fail("--tools must hold a JSON list of tools")
     loaded = load_template(source_or_default(source), variant, has_tools=not no_tools)
     comparisons: list = []
     result = analyze_template(ChatTemplate(loaded, clock=FROZEN_CLOCK), enable_thinking, record=comparisons)

@@ -63,3 +63,55 @@ def test_segmentize() -> None:
         Segment("c < d", False),
     ]
     assert segmentize_markers("<｜tool▁calls▁begin｜>x") == [Segment("<｜tool▁calls▁begin｜>", True), Segment("x", False)]
+
+
+# --- helpers used by the phases ---------------------------------------------------
+
+from analysis.diff import segment_diff  # noqa: E402
+from analysis.markers import (  # noqa: E402
+    after_common_suffix,
+    from_last_marker,
+    marker_after,
+    marker_before,
+    through_first_marker,
+    until_common_prefix,
+)
+
+
+def test_until_common_prefix() -> None:
+    assert until_common_prefix("really want a FUNCTION call", "FUNCTION alpha", "FUNCTION beta") == "really want a "
+    assert until_common_prefix("<tool_call>", "<something>", "<something_else>") == ""  # anchor not in full
+    assert until_common_prefix("some text", "1234", "abcd") == ""  # no common prefix
+    assert until_common_prefix("one arg two args three args four", "argument alpha", "argument beta") == "one "
+
+
+def test_after_common_suffix() -> None:
+    assert after_common_suffix("really want a FUNCTION call", "first FUNCTION", "second FUNCTION") == " call"
+    assert after_common_suffix("one arg two-args three args four", "alpha-args", "beta-args") == " three args four"
+    assert after_common_suffix("abc", "x1", "y2") == ""
+
+
+def test_markers_next_to_a_needle_keep_their_whitespace() -> None:
+    text = "<|im_start|>assistant\n<think>\nNEEDLE\n</think>\n\nanswer"
+    pos = text.index("NEEDLE")
+    assert marker_before(text, pos) == ("<think>", "\n")
+    assert marker_after(text, pos + len("NEEDLE")) == ("\n", "</think>", "\n\n")
+    assert marker_before("assistant: NEEDLE", len("assistant: ")) is None
+
+
+def test_non_ascii_markers() -> None:
+    assert marker_before("◁think▷NEEDLE", len("◁think▷")) == ("◁think▷", "")
+    assert from_last_marker("x<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function") == "<｜tool▁call▁begin｜>function"
+    assert through_first_marker("name<｜tool▁sep｜>\n{") == "name<｜tool▁sep｜>\n"
+    d = diff_split("<｜tool▁call▁begin｜>a", "<｜tool▁call▁end｜>b")
+    assert d.prefix == "" and d.left.startswith("<｜tool▁call▁begin｜>")
+
+
+def test_segment_diff_puts_shared_turn_closers_in_the_suffix() -> None:
+    one = "<|user|>\nU<|end|>\n</s>"
+    three = "<|user|>\nU<|end|>\n<|assistant|>\nA<|end|>\n<|user|>\nV<|end|>\n</s>"
+    d = segment_diff(one, three)
+    assert d.prefix + d.left + d.suffix == one and d.prefix + d.right + d.suffix == three
+    assert d.right.startswith("<|end|>\n<|assistant|>")
+    # when the shorter render is a prefix of the longer, the difference is the tail
+    assert segment_diff("ab<x>", "ab<x>cd").right == "cd"

@@ -1,0 +1,63 @@
+"""``autoparser analyze``: tables, JSON, diffs and clean errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.cli_helpers import assert_clean_error, run_cli
+from tests.conftest import PROJECT_TEMPLATES, SHARED, ZOO, needs_shared
+
+
+def test_analyze_json_on_the_demo_is_only_json() -> None:
+    result = run_cli("analyze", "--json")
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["reasoning"] == {"mode": "TAG_BASED", "start": "<think>\n", "end": "\n</think>\n\n"}
+    assert data["tools"]["format"]["per_call_start"] == "<tool_call>\n"
+    assert data["generation_prompt"] == "<|im_start|>assistant\n"
+
+
+def test_analyze_no_enable_thinking_changes_the_generation_prompt() -> None:
+    data = json.loads(run_cli("analyze", "--json", "--no-enable-thinking").stdout)
+    assert data["generation_prompt"].endswith("<think>\n\n</think>\n\n")
+    assert data["reasoning_prefill"] == "OPENED_AND_CLOSED"
+
+
+def test_analyze_tables_show_markers_visibly() -> None:
+    result = run_cli("analyze", str(PROJECT_TEMPLATES / "tests" / "tagged_xml.jinja"))
+    assert result.exit_code == 0, result.stderr
+    for text in ("Reasoning", "TAG_WITH_TAGGED", "<parameter=", "</parameter>↵", "↵</think>↵↵"):
+        assert text in result.stdout
+
+
+def test_analyze_diffs_shows_every_comparison() -> None:
+    result = run_cli("analyze", str(PROJECT_TEMPLATES / "tests" / "json_array_ids.jinja"), "--diffs")
+    assert result.exit_code == 0, result.stderr
+    for name in ("R1 reasoning presence", "T1 no call vs one call", "T2 one call vs two calls", "generation prompt"):
+        assert name in result.stdout
+    assert "{+[TOOL_CALLS][" in result.stdout  # bracket text printed as is, not as Rich markup
+
+
+@needs_shared
+def test_analyze_prints_bracket_markers_literally() -> None:
+    result = run_cli("analyze", str(ZOO / "mistralai-Mistral-Nemo-Instruct-2407.jinja"))
+    assert result.exit_code == 0, result.stderr
+    assert "[INST]" in result.stdout and "[TOOL_CALLS]" in result.stdout
+
+
+@needs_shared
+def test_analyze_broken_template_is_a_one_line_error() -> None:
+    broken = sorted((SHARED / "templates-broken").glob("*"))[0]
+    err = assert_clean_error(run_cli("analyze", str(broken)))
+    assert "syntax error" in err
+
+
+def test_analyze_bad_inputs(tmp_path: Path) -> None:
+    assert_clean_error(run_cli("analyze", str(tmp_path / "missing.jinja")))
+    runaway = tmp_path / "runaway.jinja"
+    runaway.write_text("{% for i in range(99999) %}{% for j in range(99999) %}{% endfor %}{% endfor %}")
+    assert "runaway template" in assert_clean_error(run_cli("analyze", str(runaway)))
+    tools = tmp_path / "tools.json"
+    tools.write_text("[]")
+    assert_clean_error(run_cli("analyze", "--tools", str(tools), "--no-tools"))
