@@ -93,6 +93,9 @@ class ParseResult:
     furthest: int = 0
     expected: frozenset[str] = frozenset()
     rule_stack: tuple[str, ...] = ()
+    #: with ``NEED_MORE``: the primitive (``until``, ``rest``, JSON, literal...) that
+    #: reached the end of the input, and the offset where it started matching
+    frontier: tuple[Parser, int] | None = None
 
     @property
     def success(self) -> bool:
@@ -144,6 +147,11 @@ class _State:
     rule_stack: list[str] = field(default_factory=list)
     furthest_stack: tuple[str, ...] = ()
     last_closer: str = ""  # closer of the JSON value that partial input cut short
+    frontier: tuple[Parser, int] | None = None  # the primitive that asked for more input, and where it began
+
+    def more(self, node: Parser, pos: int, end: int) -> _Result:
+        self.frontier = (node, pos)
+        return MORE, end, _NONE
 
     def expect(self, pos: int, what: str) -> None:
         if pos > self.furthest:
@@ -163,7 +171,7 @@ def _literal(node: Literal, st: _State, pos: int) -> _Result:
     if text.startswith(lit, pos):
         return OK, pos + len(lit), _NONE
     if st.partial and lit.startswith(text[pos:]):
-        return MORE, len(text), _NONE
+        return st.more(node, pos, len(text))
     st.expect(pos, repr(lit))
     return FAIL, pos, _NONE
 
@@ -176,7 +184,7 @@ def _charclass(node: CharClass, st: _State, pos: int) -> _Result:
         count += 1
     if count < node.min:
         if st.partial and pos + count == len(text):
-            return MORE, len(text), _NONE
+            return st.more(node, pos, len(text))
         st.expect(pos + count, node.spec())
         return FAIL, pos, _NONE
     return OK, pos + count, _NONE
@@ -238,13 +246,13 @@ def _until(node: Until, st: _State, pos: int) -> _Result:
                 if text.endswith(delim[:k]):
                     hold = k
                     break
-        return MORE, len(text) - hold, _NONE
+        return st.more(node, pos, len(text) - hold)
     return OK, len(text), _NONE
 
 
 def _rest(node: Rest, st: _State, pos: int) -> _Result:
     if st.partial:
-        return MORE, len(st.text), _NONE
+        return st.more(node, pos, len(st.text))
     return OK, len(st.text), _NONE
 
 
@@ -300,7 +308,7 @@ def _json(node: Json, st: _State, pos: int) -> _Result:
         return OK, scan.end, _NONE
     if scan.status is JsonStatus.MORE:
         st.last_closer = scan.closer
-        return MORE, scan.end, _NONE
+        return st.more(node, pos, scan.end)
     st.expect(scan.end, scan.expected)
     return FAIL, pos, _NONE
 
@@ -367,4 +375,5 @@ def parse(parser: Parser, text: str, partial: bool = False, start: int = 0) -> P
         furthest=max(st.furthest, 0),
         expected=frozenset(st.expected),
         rule_stack=st.furthest_stack,
+        frontier=st.frontier if status == MORE else None,
     )

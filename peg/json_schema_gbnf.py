@@ -89,6 +89,9 @@ class SchemaConverter:
 
     def primitive(self, name: str, table: Mapping[str, tuple[str, tuple[str, ...]]] = PRIMITIVES) -> str:
         body, deps = table[name]
+        if self.rules.get(name) == body:
+            return name  # already there (primitives refer to each other: value -> object -> value)
+        self.rules[name] = body
         for dep in deps:
             if dep in PRIMITIVES:
                 self.primitive(dep)

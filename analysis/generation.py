@@ -1,0 +1,153 @@
+"""Generation: from a template and a request to prompt, parser, grammar and triggers.
+
+:class:`AutoParser` holds a template and its (cached) analysis; ``generate``
+costs one prompt render and a parser build per request.  The :class:`Generated`
+result parses outputs whole (:meth:`Generated.parse`) or streamed
+(:meth:`Generated.stream`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+from analysis.analyzer import analyze_template, prefill_outcome
+from analysis.caps import Capabilities
+from analysis.mapper import Message, map_result
+from analysis.parser_builder import BuiltParser, build_parser
+from analysis.prompting import Prompt, build_prompt
+from analysis.rendering import FROZEN_CLOCK, ChatTemplate
+from analysis.request import ChatRequest, ReasoningFormat, ToolChoice
+from analysis.result import PrefillOutcome, TemplateAnalysis
+from peg.engine import ParseResult, Status, parse
+from peg.errors import GrammarError
+from peg.gbnf_out import to_gbnf
+
+
+@dataclass(frozen=True)
+class Trigger:
+    """What switches a lazy grammar on: ``word`` (1), ``pattern`` (2), ``full pattern`` (3)."""
+
+    type: int
+    value: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "value": self.value}
+
+
+@dataclass(frozen=True)
+class ParseOutcome:
+    """A parsed message; ``ok`` is False when the output did not fit the format
+    (the message then holds the whole output as content and ``warning`` says
+    where parsing stopped)."""
+
+    message: Message
+    ok: bool
+    warning: str = ""
+    need_more: bool = False
+
+
+@dataclass(frozen=True)
+class Generated:
+    """Everything generation produces for one request."""
+
+    analysis: TemplateAnalysis
+    request: ChatRequest
+    prompt: Prompt
+    prefill: PrefillOutcome
+    built: BuiltParser
+    grammar: str
+    grammar_lazy: bool
+    triggers: tuple[Trigger, ...]
+    preserved_tokens: tuple[str, ...]
+    grammar_error: str = ""
+
+    @property
+    def generation_prompt(self) -> str:
+        return self.prompt.generation_prompt
+
+    @property
+    def keeps_reasoning_in_content(self) -> bool:
+        return self.request.reasoning_format is ReasoningFormat.DEEPSEEK_LEGACY
+
+    def parse_text(self, output: str, partial: bool = False) -> ParseResult:
+        """Run the parser over generation prompt + ``output``."""
+        return parse(self.built.parser, self.generation_prompt + output, partial=partial)
+
+    def parse(self, output: str, partial: bool = False) -> ParseOutcome:
+        """Parse a model output.  A failed final parse never loses text: the whole
+        output becomes content and the warning says where and what was expected."""
+        result = self.parse_text(output, partial)
+        if result.status is Status.FAILURE:
+            return ParseOutcome(Message(content=output), False, self.failure_message(result))
+        message = map_result(result, self.keeps_reasoning_in_content)
+        return ParseOutcome(message, True, need_more=result.status is Status.NEED_MORE)
+
+    def failure_message(self, result: ParseResult) -> str:
+        """The parse failure, with positions in the model output (not counting the prompt)."""
+        offset = len(self.generation_prompt)
+        at = max(result.furthest - offset, 0)
+        output = result.text[offset:]
+        line = output.count("\n", 0, at) + 1
+        column = at - (output.rfind("\n", 0, at) + 1) + 1
+        expected = ", ".join(sorted(result.expected)) or "end of input"
+        found = repr(output[at : at + 20]) if at < len(output) else "end of output"
+        return f"output does not fit the format at line {line}, column {column} (offset {at}): expected {expected}, found {found}"
+
+    def stream(self) -> "StreamParser":
+        """A streaming parser for this request."""
+        from analysis.streaming import StreamParser
+
+        return StreamParser(self)
+
+
+def _grammar(built: BuiltParser, request: ChatRequest) -> tuple[str, bool, tuple[Trigger, ...], str]:
+    lazy = built.tool_calls is not None and bool(built.trigger) and request.tool_choice is ToolChoice.AUTO
+    if built.tool_calls is None and request.json_schema is None:
+        return "", False, (), ""
+    try:
+        grammar = to_gbnf(built.tool_calls if lazy else built.parser)  # type: ignore[arg-type]
+    except GrammarError as exc:
+        return "", lazy, (), str(exc)
+    triggers = (Trigger(1, built.trigger),) if lazy else ()
+    return grammar, lazy, triggers, ""
+
+
+class AutoParser:
+    """A template with its analysis, ready to generate parsers for requests."""
+
+    def __init__(self, template: ChatTemplate, analysis: TemplateAnalysis | None = None):
+        self.template = template
+        self.analysis = analysis or cached_analysis(template)
+
+    @property
+    def caps(self) -> Capabilities:
+        return self.analysis.caps
+
+    def generate(self, request: ChatRequest) -> Generated:
+        """Prompt, parser, grammar, triggers and preserved tokens for ``request``."""
+        prompt = build_prompt(self.template, self.caps, request, self.analysis.reasoning)
+        prefill = prefill_outcome(prompt.generation_prompt, self.analysis.reasoning)
+        built = build_parser(self.analysis, request, prompt.generation_prompt, prompt.continued_text, prefill)
+        grammar, lazy, triggers, error = _grammar(built, request)
+        return Generated(
+            self.analysis, request, prompt, prefill, built, grammar, lazy, triggers, self.analysis.preserved_tokens, error
+        )
+
+
+_CACHE: dict[str, TemplateAnalysis] = {}
+
+
+def cached_analysis(template: ChatTemplate) -> TemplateAnalysis:
+    """The template's analysis, computed once per template source (and bos/eos)."""
+    t = template.template
+    key = hashlib.sha256("\0".join([t.source, t.bos_token, t.eos_token, t.name]).encode()).hexdigest()
+    if key not in _CACHE:
+        _CACHE[key] = analyze_template(template)
+    return _CACHE[key]
+
+
+def auto_parser(loaded: Any) -> AutoParser:
+    """An :class:`AutoParser` for a loaded template (rendered with the frozen clock)."""
+    return AutoParser(ChatTemplate(loaded, clock=FROZEN_CLOCK))

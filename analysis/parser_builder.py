@@ -1,0 +1,332 @@
+"""From an analysis and a request to a PEG parser over ``generation prompt + output``.
+
+The parser is the spec's composition: a literal for the generation prompt's
+boilerplate, the reasoning parser, then content and tool calls by format.
+Captures (tags) name what the mapper reads:
+
+``reasoning``, ``reasoning-block`` (with its markers), ``content``, ``tool``
+(one call) holding ``tool-name``, ``tool-id``, and either ``tool-args`` (JSON
+text) or ``tool-arg`` items (``tool-arg-name`` plus ``tool-arg-string`` or
+``tool-arg-json``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from analysis.markers import strip_ws
+from analysis.request import ChatRequest, ReasoningFormat, ToolChoice
+from analysis.result import (
+    CallIdPosition,
+    ContentMode,
+    PrefillOutcome,
+    ReasoningMode,
+    TemplateAnalysis,
+    ToolFormat,
+)
+from peg import combinators as p
+from peg.combinators import Parser
+
+_WS = " \t\r\n"
+
+
+@dataclass(frozen=True)
+class BuiltParser:
+    """The parser, its pieces for the grammar, and how the generation prompt is read."""
+
+    parser: Parser  #: over generation prompt + output
+    boilerplate: str  #: the generation prompt's leading literal
+    body: Parser  #: what follows the boilerplate
+    tool_calls: Parser | None  #: the calls part (the lazy grammar's root)
+    trigger: str  #: the marker that starts tool calls ("" when none)
+    extracts_reasoning: bool
+
+
+def marker(text: str) -> Parser:
+    """A template marker, with flexible whitespace where the template writes some:
+    ``"\\n</think>\\n\\n"`` reads as space, ``</think>``, space."""
+    core = strip_ws(text)
+    if not core:
+        return p.space() if text else p.eps()
+    parts: list[Parser] = []
+    if text[0] in _WS:
+        parts.append(p.space())
+    parts.append(p.literal(core))
+    if text[-1] in _WS:
+        parts.append(p.space())
+    return p.seq(*parts)
+
+
+def _tool_functions(tools: Sequence[Mapping[str, Any]] | None) -> list[Mapping[str, Any]]:
+    out = []
+    for tool in tools or ():
+        function = tool.get("function", tool) if isinstance(tool, Mapping) else None
+        if isinstance(function, Mapping) and isinstance(function.get("name"), str):
+            out.append(function)
+    return out
+
+
+def _parameters(function: Mapping[str, Any]) -> Mapping[str, Any]:
+    params = function.get("parameters")
+    return params if isinstance(params, Mapping) else {"type": "object"}
+
+
+def _is_string_schema(schema: Any) -> bool:
+    if not isinstance(schema, Mapping):
+        return False
+    kind = schema.get("type")
+    if kind == "string" or (isinstance(kind, list) and "string" in kind):
+        return True
+    if "enum" in schema and all(isinstance(v, str) for v in schema["enum"]):
+        return True
+    return any(_is_string_schema(s) for s in schema.get("anyOf", []) or schema.get("oneOf", []) or [])
+
+
+def _args_schema_parser(function: Mapping[str, Any]) -> Parser:
+    return p.schema(p.json_value(), f"{function['name']}-args", _parameters(function))
+
+
+def boilerplate_and_reasoning_start(
+    generation_prompt: str, continued_text: str, analysis: TemplateAnalysis, prefill: PrefillOutcome
+) -> tuple[str, bool]:
+    """The generation prompt's leading literal, and whether the reasoning start
+    marker is cleared (delimiter-style reasoning).
+
+    The literal stops before the reasoning start marker when the prompt holds
+    one; an artifact start (boilerplate after it) is swallowed whole; a prompt
+    that holds only the end marker (reasoning closed) is all boilerplate."""
+    start, end = strip_ws(analysis.reasoning.start), strip_ws(analysis.reasoning.end)
+    # a continued message's own text is output, not boilerplate
+    prompt = generation_prompt[: len(generation_prompt) - len(continued_text)] if continued_text else generation_prompt
+    if start and start in prompt:
+        at = prompt.find(start)
+        if prefill is PrefillOutcome.ARTIFACT:
+            cut = at + len(start)
+            while cut < len(prompt) and prompt[cut] in _WS:
+                cut += 1
+            return prompt[:cut], True
+        return prompt[:at], False
+    if end and end in prompt:
+        cut = prompt.rfind(end) + len(end)
+        while cut < len(prompt) and prompt[cut] in _WS:
+            cut += 1
+        return prompt[:cut], False
+    return prompt, False
+
+
+def _reasoning(analysis: TemplateAnalysis, cleared_start: bool) -> Parser:
+    r = analysis.reasoning
+    start, end = strip_ws(r.start), strip_ws(r.end)
+    if not end:
+        return p.eps()
+    body = p.tag("reasoning", p.until(end)) + p.literal(end) + p.space()
+    if start and not cleared_start:
+        block = p.literal(start) + p.space() + body
+    else:
+        block = body
+    return p.optional(p.tag("reasoning-block", block))
+
+
+def _content_until(analysis: TemplateAnalysis, trigger: str) -> Parser:
+    """Content before the tool calls (wrapped content markers are read, not kept)."""
+    c = analysis.content
+    plain = p.tag("content", p.until(trigger))
+    if c.mode is not ContentMode.PLAIN and c.start and c.end:
+        wrapped = p.literal(strip_ws(c.start)) + p.tag("content", p.until(strip_ws(c.end))) + p.literal(strip_ws(c.end)) + p.space()
+        return p.choice(wrapped, plain)
+    return plain
+
+
+def _content_only(analysis: TemplateAnalysis) -> Parser:
+    c = analysis.content
+    everything = p.tag("content", p.rest()) + p.end()
+    if c.mode is ContentMode.PLAIN or not (c.start and c.end):
+        return everything
+    start, end = strip_ws(c.start), strip_ws(c.end)
+    wrapped = (
+        p.optional(p.tag("content", p.until(start)))
+        + p.literal(start)
+        + p.tag("content", p.until(end))
+        + p.literal(end)
+        + p.space()
+        + p.end()
+    )
+    return p.choice(wrapped, everything)
+
+
+# --- tool calls ---------------------------------------------------------------------
+
+
+def _json_string_key(name: str) -> Parser:
+    return p.literal('"' + name + '"') + p.space() + p.literal(":") + p.space()
+
+
+def _json_native_call(analysis: TemplateAnalysis, function: Mapping[str, Any]) -> Parser:
+    fmt = analysis.tools.format
+    name = function["name"]
+    args = p.tag("tool-args", _args_schema_parser(function))
+    if fmt.fun_name_is_key:
+        return (
+            p.literal("{")
+            + p.space()
+            + p.literal('"')
+            + p.tag("tool-name", p.literal(name))
+            + p.literal('"')
+            + p.space()
+            + p.literal(":")
+            + p.space()
+            + args
+            + p.space()
+            + p.literal("}")
+        )
+    members: dict[str, Parser] = {}
+    nested_prefix = ""
+    for field in (fmt.name_field, fmt.args_field, fmt.id_field, fmt.gen_id_field):
+        if "." in field:
+            nested_prefix = field.split(".", 1)[0]
+    key = lambda f: f.split(".", 1)[1] if nested_prefix and f.startswith(nested_prefix + ".") else f  # noqa: E731
+    if fmt.name_field:
+        members[fmt.name_field] = _json_string_key(key(fmt.name_field)) + p.literal('"') + p.tag("tool-name", p.literal(name)) + p.literal('"')
+    if fmt.args_field:
+        members[fmt.args_field] = _json_string_key(key(fmt.args_field)) + args
+    for id_field in (fmt.id_field, fmt.gen_id_field):
+        if id_field:
+            members[id_field] = _json_string_key(key(id_field)) + p.literal('"') + p.tag("tool-id", p.until('"')) + p.literal('"')
+    order = [f for f in fmt.parameter_order if f in members] + [f for f in members if f not in fmt.parameter_order]
+    parts: list[Parser] = []
+    for i, field in enumerate(order):
+        member = members[field]
+        sep = p.space() + p.literal(",") + p.space() if i else p.eps()
+        is_id = field in (fmt.id_field, fmt.gen_id_field)
+        parts.append(p.optional(sep + member) if is_id else sep + member)
+    body = p.literal("{") + p.space() + p.seq(*parts) + p.space() + p.literal("}")
+    if nested_prefix:
+        body = p.literal("{") + p.space() + _json_string_key(nested_prefix) + body + p.space() + p.literal("}")
+    return body
+
+
+def _call_id_between(analysis: TemplateAnalysis) -> Parser:
+    cid = analysis.tools.call_id
+    return p.optional(marker(cid.prefix) + p.tag("tool-id", p.until(strip_ws(cid.suffix) or "{")))
+
+
+def _tag_call(analysis: TemplateAnalysis, function: Mapping[str, Any]) -> Parser:
+    tools = analysis.tools
+    fmt, fn, cid = tools.format, tools.function, tools.call_id
+    name = function["name"]
+    parts: list[Parser] = []
+    if cid.pos is CallIdPosition.PRE_FUNC_NAME and cid.suffix:
+        lead = p.eps() if strip_ws(cid.prefix) in (strip_ws(fmt.per_call_start), strip_ws(fmt.section_start)) else marker(cid.prefix)
+        parts.append(p.optional(lead + p.tag("tool-id", p.until(strip_ws(cid.suffix))) + marker(cid.suffix)))
+    parts.append(marker(fn.name_prefix) + p.tag("tool-name", p.literal(name)))
+    if cid.pos is CallIdPosition.BETWEEN_FUNC_AND_ARGS and cid.prefix:
+        parts.append(_call_id_between(analysis))
+    parts.append(marker(fn.name_suffix))
+    if fmt.mode is ToolFormat.TAG_WITH_JSON:
+        parts.append(p.tag("tool-args", _args_schema_parser(function)))
+    else:
+        parts.append(_tagged_args(analysis, function))
+    if cid.pos is CallIdPosition.POST_ARGS and cid.prefix:
+        parts.append(p.optional(p.space() + marker(cid.prefix) + p.tag("tool-id", p.until(strip_ws(cid.suffix) or "\n")) + marker(cid.suffix)))
+    parts.append(p.space() + marker(fn.close) if fn.close else p.space())
+    return p.seq(*parts)
+
+
+def _exact(text: str) -> Parser:
+    """A marker before a string value: its text without the whitespace after it
+    (the value keeps its own leading newline; the mapper trims one)."""
+    core = text.rstrip(_WS)
+    lead = p.space() if core != core.lstrip(_WS) else p.eps()
+    return lead + p.literal(core.lstrip(_WS)) if core.strip(_WS) else p.eps()
+
+
+_PY_LITERAL = p.choice(p.literal("True"), p.literal("False"), p.literal("None"))
+
+
+def _tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any]) -> Parser:
+    """Tagged arguments in any order, each optional: string values up to the
+    value closer, other values as JSON (or Python literals)."""
+    a = analysis.tools.arguments
+    value_end = strip_ws(a.value_suffix)
+    properties = _parameters(function).get("properties") or {}
+    if not isinstance(properties, Mapping):
+        properties = {}
+    options: list[Parser] = []
+    for arg_name in sorted(properties, key=lambda n: -len(str(n))):  # longest first, as for names
+        arg_schema = properties[arg_name]
+        head = marker(a.name_prefix) + p.tag("tool-arg-name", p.literal(str(arg_name)))
+        if _is_string_schema(arg_schema):
+            closer = value_end or strip_ws(a.name_prefix)
+            body = _exact(a.name_suffix) + _exact(a.value_prefix) + p.tag("tool-arg-string", p.until(closer))
+        else:
+            json_schema = arg_schema if isinstance(arg_schema, Mapping) else {}
+            value = p.choice(p.schema(p.json_value(), f"{function['name']}-{arg_name}", json_schema), _PY_LITERAL)
+            body = marker(a.name_suffix) + marker(a.value_prefix) + p.tag("tool-arg-json", value) + p.space()
+        options.append(p.tag("tool-arg", head + body + marker(a.value_suffix)))
+    if not options:
+        return p.eps()
+    return p.zero_or_more(p.choice(*options) + p.space())
+
+
+def _calls(analysis: TemplateAnalysis, request: ChatRequest) -> Parser:
+    fmt = analysis.tools.format
+    # longest names first: PEG choice commits, and "f" must not win over "f_with_opt"
+    functions = sorted(_tool_functions(request.tools), key=lambda f: -len(f["name"]))
+    build = _json_native_call if fmt.mode is ToolFormat.JSON_NATIVE else _tag_call
+    call = p.choice(*(build(analysis, f) for f in functions))
+    many = request.parallel_tool_calls
+    if fmt.tools_array_wrapped:
+        more = p.zero_or_more(p.space() + p.literal(",") + p.space() + p.tag("tool", call)) if many else p.eps()
+        unit = p.literal("[") + p.space() + p.tag("tool", call) + more + p.space() + p.literal("]")
+    else:
+        unit = p.tag("tool", call)
+    if fmt.per_call_start or fmt.per_call_end:
+        one = marker(fmt.per_call_start) + unit + p.space() + p.literal(strip_ws(fmt.per_call_end)) + p.space()
+        if not fmt.tools_array_wrapped:
+            one = p.tag("tool", marker(fmt.per_call_start) + call + p.space() + p.literal(strip_ws(fmt.per_call_end))) + p.space()
+        calls = p.one_or_more(one) if many else one
+    else:
+        calls = p.one_or_more(unit + p.space()) if many and not fmt.tools_array_wrapped else unit + p.space()
+    if fmt.section_start or fmt.section_end:
+        calls = marker(fmt.section_start) + calls + p.literal(strip_ws(fmt.section_end)) + p.space()
+    return calls
+
+
+def trigger_marker(analysis: TemplateAnalysis) -> str:
+    """The text that starts tool calls (section or first per-call marker), or ""."""
+    fmt = analysis.tools.format
+    return strip_ws(fmt.section_start) or strip_ws(fmt.per_call_start)
+
+
+def build_parser(
+    analysis: TemplateAnalysis,
+    request: ChatRequest,
+    generation_prompt: str,
+    continued_text: str,
+    prefill: PrefillOutcome,
+) -> BuiltParser:
+    """Compose the parser for ``request`` (see the module docstring)."""
+    extracts = request.reasoning_format is not ReasoningFormat.NONE and analysis.reasoning.mode is not ReasoningMode.NONE
+    boilerplate, cleared = boilerplate_and_reasoning_start(generation_prompt, continued_text, analysis, prefill)
+    reasoning = _reasoning(analysis, cleared) if extracts else p.eps()
+    tools_on = request.has_tools and analysis.tools.format.mode is not ToolFormat.NONE and _tool_functions(request.tools)
+    tool_calls: Parser | None = None
+    trigger = ""
+    if request.json_schema is not None:
+        body = reasoning + p.space() + p.tag("content", p.schema(p.json_value(), "response-format", request.json_schema)) + p.space() + p.end()
+    elif tools_on:
+        tool_calls = _calls(analysis, request)
+        trigger = trigger_marker(analysis)
+        if trigger:
+            with_calls = _content_until(analysis, trigger) + tool_calls + p.end()
+        else:
+            with_calls = p.space() + tool_calls + p.end()
+        if request.tool_choice is ToolChoice.REQUIRED:
+            body = reasoning + with_calls
+        else:
+            body = reasoning + p.choice(with_calls, _content_only(analysis))
+    else:
+        body = reasoning + _content_only(analysis)
+    parser = p.literal(boilerplate) + body
+    return BuiltParser(parser, boilerplate, body, tool_calls, trigger, extracts)

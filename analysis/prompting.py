@@ -1,0 +1,153 @@
+"""The prompt of a request and its generation prompt.
+
+The generation prompt is what the template appends for the model's turn: the
+``add_generation_prompt`` false/true diff, or, when the final assistant message
+is continued, everything the prompt adds after the earlier messages (role
+header, reasoning so far, content so far).  The parser reads it before the
+model's output, so what it opened (``<think>``) or closed is known.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from typing import Any, Mapping, Sequence
+
+from analysis.caps import Capabilities, adapt_messages
+from analysis.diff import diff_split
+from analysis.errors import RenderLimitError, TemplateRenderError
+from analysis.rendering import ChatTemplate, RenderRequest
+from analysis.request import ChatRequest, ContinueFinal
+from analysis.result import ReasoningAnalysis, ReasoningMode
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """The rendered prompt, the generation prompt, and the one of a plain new turn."""
+
+    text: str
+    generation_prompt: str
+    plain_generation_prompt: str  #: what a new assistant turn alone would add
+    continued: str | None  #: "reasoning" or "content" when the last message is continued
+    continued_text: str = ""  #: the continued message's own text, at the end of the generation prompt
+
+
+def render_messages(
+    template: ChatTemplate, caps: Capabilities, request: ChatRequest, messages: Sequence[Mapping[str, Any]], agp: bool
+) -> str:
+    """Render ``messages`` with the request's tools and options, adapting the
+    conversation to the template's capabilities if it rejects it."""
+    render_request = RenderRequest(
+        _arguments_as_objects(messages) if caps.supports_object_arguments else list(messages),
+        request.tools or None, add_generation_prompt=agp, enable_thinking=request.enable_thinking, extra=request.extra
+    )
+    try:
+        return template.render(render_request)
+    except RenderLimitError:
+        raise
+    except TemplateRenderError:
+        adapted = adapt_messages([dict(m) for m in messages], caps)
+        return template.render(replace(render_request, messages=adapted))
+
+
+def _arguments_as_objects(messages: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Tool-call arguments given as JSON text, parsed (templates that iterate
+    ``arguments|items`` need objects, as OpenAI clients send strings)."""
+    out: list[Mapping[str, Any]] = []
+    for message in messages:
+        calls = message.get("tool_calls")
+        if not calls:
+            out.append(message)
+            continue
+        fixed = []
+        for call in calls:
+            function = dict(call.get("function") or {})
+            if isinstance(function.get("arguments"), str):
+                try:
+                    function["arguments"] = json.loads(function["arguments"])
+                except ValueError:
+                    pass
+            fixed.append({**call, "function": function})
+        out.append({**message, "tool_calls": fixed})
+    return out
+
+
+def _continued_part(request: ChatRequest) -> str | None:
+    messages = request.messages
+    if not messages or messages[-1].get("role") != "assistant":
+        return None
+    mode = request.continue_final_message
+    last = messages[-1]
+    if mode is ContinueFinal.AUTO:
+        return "reasoning" if last.get("reasoning_content") and not last.get("content") else "content"
+    if mode is ContinueFinal.REASONING:
+        return "reasoning"
+    if mode is ContinueFinal.CONTENT:
+        return "content"
+    return None
+
+
+def _new_turn_prompt(template: ChatTemplate, caps: Capabilities, request: ChatRequest, messages: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
+    with_prompt = render_messages(template, caps, request, messages, True)
+    without = render_messages(template, caps, request, messages, False)
+    diff = diff_split(without, with_prompt)
+    return with_prompt, diff.right + diff.suffix
+
+
+def _open_reasoning(before: str, start: str, end: str) -> str:
+    """``before`` with a reasoning block opened at its end: an empty or closed
+    block the template wrote for the turn is removed first, and an already open
+    start marker is reused."""
+    s_start, s_end = start.strip(), end.strip()
+    trimmed = before.rstrip()
+    if s_end and trimmed.endswith(s_end):
+        trimmed = trimmed[: -len(s_end)].rstrip()
+        if s_start and trimmed.endswith(s_start):
+            trimmed = trimmed[: -len(s_start)]
+        return trimmed + start
+    if s_start and trimmed.endswith(s_start):
+        return before
+    return before + start
+
+
+#: Stands in for the continued message's content, to find where content goes.
+CONTINUATION_PROBE = "Zcontinuation_probe_textZ"
+
+
+def build_prompt(template: ChatTemplate, caps: Capabilities, request: ChatRequest, reasoning: ReasoningAnalysis | None = None) -> Prompt:
+    """Render the request's prompt and find its generation prompt.
+
+    A continued final message is rendered with a probe as its content; the
+    prompt is cut where the probe stands (or right after the reasoning so far),
+    and what the template does not render is written with the analysed markers
+    (reasoning start, reasoning, end) and the message's own text."""
+    continued = _continued_part(request)
+    if continued is None:
+        if not request.add_generation_prompt:
+            text = render_messages(template, caps, request, request.messages, False)
+            return Prompt(text, "", "", None)
+        text, generation = _new_turn_prompt(template, caps, request, request.messages)
+        return Prompt(text, generation, generation, None)
+    last = dict(request.messages[-1])
+    earlier = request.messages[:-1]
+    base = render_messages(template, caps, request, earlier, False)
+    _, plain = _new_turn_prompt(template, caps, request, earlier)
+    probed = render_messages(template, caps, request, [*earlier, {**last, "content": CONTINUATION_PROBE}], False)
+    at = probed.find(CONTINUATION_PROBE)
+    before = probed[:at] if at >= 0 else base + plain
+    thought = str(last.get("reasoning_content") or "")
+    content = str(last.get("content") or "")
+    start = reasoning.start if reasoning and reasoning.mode is not ReasoningMode.NONE else ""
+    end = reasoning.end if start or (reasoning and reasoning.end) else ""
+    if continued == "reasoning":
+        if thought and thought in before:
+            text = before[: before.rfind(thought) + len(thought)]
+        else:
+            text = _open_reasoning(before, start, end) + thought
+    else:
+        if thought and (start or end) and thought not in before:
+            before = _open_reasoning(before, start, end) + thought + end
+        text = before + content
+    split = diff_split(base, text)
+    own = thought if continued == "reasoning" else content
+    return Prompt(text, split.right + split.suffix, plain, continued, own)

@@ -1,0 +1,95 @@
+"""A chat request as a serving engine receives it (the ``request`` of the conformance cases)."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+from analysis.errors import TemplateLoadError
+
+
+class ReasoningFormat(str, enum.Enum):
+    """Where reasoning goes in the parsed message."""
+
+    NONE = "none"  #: left in content, verbatim
+    AUTO = "auto"  #: extracted into reasoning_content
+    DEEPSEEK = "deepseek"  #: extracted into reasoning_content
+    DEEPSEEK_LEGACY = "deepseek-legacy"  #: extracted, and also kept (with its markers) in content
+
+
+class ToolChoice(str, enum.Enum):
+    """Whether the model may, must or must not call tools."""
+
+    AUTO = "auto"
+    REQUIRED = "required"
+    NONE = "none"
+
+
+class ContinueFinal(str, enum.Enum):
+    """Whether the last (assistant) message is continued instead of answered."""
+
+    NONE = "none"
+    AUTO = "auto"  #: continue when the last message is an assistant message
+    REASONING = "reasoning"  #: continue the last message's reasoning
+    CONTENT = "content"  #: continue the last message's content
+
+
+def _enum(cls: type[enum.Enum], value: Any, name: str) -> Any:
+    try:
+        return cls(value)
+    except ValueError:
+        choices = ", ".join(m.value for m in cls)  # type: ignore[attr-defined]
+        raise TemplateLoadError(f"request: {name} must be one of {choices}, not {value!r}") from None
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """Messages, tools and the options that shape the prompt, the parser and the grammar."""
+
+    messages: Sequence[Mapping[str, Any]]
+    tools: Sequence[Mapping[str, Any]] | None = None
+    tool_choice: ToolChoice = ToolChoice.AUTO
+    parallel_tool_calls: bool = False
+    reasoning_format: ReasoningFormat = ReasoningFormat.AUTO
+    enable_thinking: bool = True
+    add_generation_prompt: bool = True
+    continue_final_message: ContinueFinal = ContinueFinal.NONE
+    json_schema: Mapping[str, Any] | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def has_tools(self) -> bool:
+        """Tools are given and the model may call them."""
+        return bool(self.tools) and self.tool_choice is not ToolChoice.NONE
+
+    @classmethod
+    def from_json(cls, data: Any) -> "ChatRequest":
+        """Read the JSON request format of the conformance cases (missing keys take defaults)."""
+        if isinstance(data, list):
+            data = {"messages": data}
+        if not isinstance(data, dict):
+            raise TemplateLoadError("request: expected a JSON object with 'messages'")
+        messages = data.get("messages", [{"role": "user", "content": "Hello"}])
+        if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
+            raise TemplateLoadError("request: 'messages' must be a list of objects")
+        tools = data.get("tools")
+        if tools is not None and not isinstance(tools, list):
+            raise TemplateLoadError("request: 'tools' must be a list or null")
+        schema = data.get("json_schema")
+        if schema is not None and not isinstance(schema, dict):
+            raise TemplateLoadError("request: 'json_schema' must be an object or null")
+        return cls(
+            messages=messages,
+            tools=tools or None,
+            tool_choice=_enum(ToolChoice, data.get("tool_choice", "auto"), "tool_choice"),
+            parallel_tool_calls=bool(data.get("parallel_tool_calls", False)),
+            reasoning_format=_enum(ReasoningFormat, data.get("reasoning_format", "auto"), "reasoning_format"),
+            enable_thinking=bool(data.get("enable_thinking", True)),
+            add_generation_prompt=bool(data.get("add_generation_prompt", True)),
+            continue_final_message=_enum(
+                ContinueFinal, data.get("continue_final_message", "none") or "none", "continue_final_message"
+            ),
+            json_schema=schema,
+            extra=data.get("chat_template_kwargs") or {},
+        )
