@@ -115,7 +115,7 @@ def _call(node: TagNode) -> ToolCall | None:
     raw = node.find("tool-args")
     if raw:
         arguments = raw[0].text.strip(_WS) if raw[0].complete else raw[0].text.lstrip(_WS)
-    elif node.find("tool-arg") or node.complete:
+    elif node.complete or any(n.complete for n in node.find("tool-arg-name")):
         arguments = _tagged_arguments(node)
     else:
         arguments = ""

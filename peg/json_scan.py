@@ -57,7 +57,7 @@ def scan_json(text: str, pos: int, partial: bool = False) -> JsonScan:
             _, end = _DECODER.raw_decode(text, pos)
             # raw_decode accepts NaN/Infinity and a number cut short by the end
             # of partial input (``12`` may become ``123``): check the edges.
-            if not (partial and end == len(text) and text[pos] in "-0123456789"):
+            if not (partial and text[pos] in "-0123456789"):
                 return JsonScan(JsonStatus.OK, end)
         except json.JSONDecodeError:
             pass
@@ -97,9 +97,11 @@ class _Scanner:
             return self.string(pos, stack)
         if c == "-" or c.isdigit():
             m = _NUMBER.match(self.text, pos)
+            pm = _NUMBER_PREFIX.match(self.text, pos)
+            if pm and pm.end() == self.n and not (m and m.end() == self.n):
+                raise _Incomplete(stack)  # a number cut short: "3.", "1e", "-"
             if m and m.end() < self.n:
                 return m.end()
-            pm = _NUMBER_PREFIX.match(self.text, pos)
             if pm and pm.end() == self.n:
                 if m and m.end() == self.n:
                     return m.end()

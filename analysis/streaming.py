@@ -1,0 +1,238 @@
+"""Streaming: feed model output in chunks, get OpenAI-style deltas, in linear time.
+
+Re-parsing the whole output on every chunk is quadratic.  Instead, after a full
+(partial-mode) parse the parser's *frontier* is known: the primitive that ran
+out of input (``until``/``rest`` inside content, reasoning or a string
+argument; a JSON value inside raw arguments) and the message field it feeds.
+While the next chunks cannot change the parse — no delimiter of that ``until``
+appears, the JSON value is still open — they are appended to that field
+directly, in time proportional to the chunk.  Only structural events (a marker
+completes, a JSON value closes) cost a full parse, and there are few of them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from analysis.generation import Generated, ParseOutcome
+from analysis.mapper import Delta, Message, NotAnExtension, ToolCall, map_result, message_deltas
+from peg.combinators import Json, Rest, Until
+from peg.engine import ParseResult, Status, TagNode, parse
+from peg.json_stream import IncrementalJson, JsonProgress
+
+_FIELDS = ("content", "reasoning", "tool-args", "tool-arg-string")
+
+
+def _frontier_tag(nodes: tuple[TagNode, ...], end: int) -> tuple[TagNode | None, TagNode | None]:
+    """The innermost incomplete capture that ends at the frontier, and its call."""
+    found: TagNode | None = None
+    call: TagNode | None = None
+    while nodes:
+        last = nodes[-1]
+        if last.complete or last.end != end:
+            break
+        if last.name in _FIELDS:
+            found = last
+        elif last.name == "tool":
+            call = last
+        elif last.name not in ("tool-arg", "reasoning-block"):
+            return None, None  # a name or an id is being written: nothing to append to
+        nodes = last.children
+    return found, call
+
+
+@dataclass
+class _Fast:
+    """How the chunks that follow a full parse extend the message, until a structural event."""
+
+    kind: str  #: "until", "rest" or "json"
+    field: str  #: the tag whose text grows
+    delimiters: tuple[str, ...] = ()
+    first_chars: frozenset[str] = frozenset()
+    tail: str = ""  #: text held back (a possible delimiter start)
+    json: IncrementalJson | None = None
+    pending: str = ""  #: a string argument's trailing newline, held until more text follows
+
+
+@dataclass
+class _Accumulated:
+    content: list[str] = field(default_factory=list)
+    reasoning: list[str] = field(default_factory=list)
+    calls: list[tuple[str, str | None, list[str]]] = field(default_factory=list)
+
+    def message(self) -> Message:
+        return Message(
+            "".join(self.content),
+            "".join(self.reasoning) or None,
+            tuple(ToolCall(name, "".join(args), call_id) for name, call_id, args in self.calls),
+        )
+
+    @classmethod
+    def of(cls, message: Message) -> "_Accumulated":
+        acc = cls([message.content], [message.reasoning_content or ""])
+        acc.calls = [(c.name, c.id, [c.arguments]) for c in message.tool_calls]
+        return acc
+
+
+class StreamParser:
+    """Feeds output chunks through a generated parser (see the module docstring)."""
+
+    def __init__(self, generated: Generated):
+        self.generated = generated
+        self._chunks: list[str] = [generated.generation_prompt]
+        self._acc = _Accumulated()
+        self._fast: _Fast | None = None
+        self._failed = False
+        self.full_parses = 0  #: how many times the whole text was parsed (for benchmarks and tests)
+        self.warning = ""
+
+    # -- public ---------------------------------------------------------------------
+
+    def feed(self, chunk: str) -> list[Delta]:
+        """Add ``chunk`` of model output; return the deltas it produces."""
+        if not chunk:
+            return []
+        self._chunks.append(chunk)
+        if self._failed:
+            return []
+        fast = self._fast
+        if fast is not None:
+            deltas = self._extend(fast, chunk)
+            if deltas is not None:
+                return deltas
+        return self._full_parse()
+
+    def finish(self) -> tuple[list[Delta], ParseOutcome]:
+        """The output is complete: the last deltas and the final parse outcome."""
+        output = "".join(self._chunks)[len(self.generated.generation_prompt) :]
+        outcome = self.generated.parse(output)
+        if not outcome.ok:
+            self.warning = outcome.warning
+            return [], outcome
+        try:
+            deltas = message_deltas(self._acc.message(), outcome.message)
+        except NotAnExtension as exc:
+            self.warning = f"the final message does not extend the streamed one: {exc}"
+            deltas = []
+        self._acc = _Accumulated.of(outcome.message)
+        return deltas, outcome
+
+    def message(self) -> Message:
+        """The message streamed so far."""
+        return self._acc.message()
+
+    # -- full parse -------------------------------------------------------------------
+
+    def _full_parse(self) -> list[Delta]:
+        text = "".join(self._chunks)
+        self._chunks = [text]
+        self.full_parses += 1
+        result = parse(self.generated.built.parser, text, partial=True)
+        if result.status is Status.FAILURE:
+            self._failed = True  # no continuation can fit: the final parse reports it
+            self._fast = None
+            return []
+        message = map_result(result, self.generated.keeps_reasoning_in_content)
+        try:
+            deltas = message_deltas(self._acc.message(), message)
+        except NotAnExtension as exc:
+            self.warning = str(exc)
+            deltas = []
+        self._acc = _Accumulated.of(message)
+        self._fast = self._plan(result) if result.status is Status.NEED_MORE else None
+        return deltas
+
+    def _plan(self, result: ParseResult) -> _Fast | None:
+        if self.generated.keeps_reasoning_in_content or result.frontier is None:
+            return None
+        node, start = result.frontier
+        tag, call = _frontier_tag(result.tree, result.end)
+        if tag is None or start < tag.start or start >= len(result.text):
+            # (a frontier that starts at the very end may still move: a space()
+            # before it would swallow leading whitespace of the next chunk)
+            return None
+        if tag.name in ("tool-args", "tool-arg-string"):
+            names = call.find("tool-name") if call is not None else []
+            if not names or not names[0].complete or not self._acc.calls:
+                return None  # the call is not shown yet: its arguments wait for the name
+        text = result.text
+        if isinstance(node, Until):
+            fast = _Fast("until", tag.name, node.delimiters, frozenset(d[0] for d in node.delimiters), text[result.end :])
+        elif isinstance(node, Rest):
+            fast = _Fast("rest", tag.name)
+        elif isinstance(node, Json) and tag.name == "tool-args":
+            tracker = IncrementalJson()
+            if tracker.feed(text[start:]) is not JsonProgress.MORE:
+                return None
+            fast = _Fast("json", tag.name, json=tracker)
+        else:
+            return None
+        if tag.name == "tool-arg-string":
+            raw = tag.text
+            if raw in ("", "\n", "\r", "\r\n"):
+                return None  # the leading newline is not decided yet
+            fast.pending = "\r\n" if raw.endswith("\r\n") else raw[-1] if raw[-1] in "\r\n" else ""
+        if tag.name == "reasoning" and not self._acc.message().reasoning_content:
+            return None  # leading whitespace is still being dropped
+        return fast
+
+    # -- fast path --------------------------------------------------------------------
+
+    def _extend(self, fast: _Fast, chunk: str) -> list[Delta] | None:
+        """Deltas for ``chunk`` when it cannot change the parse, else None."""
+        if fast.kind == "rest":
+            committed = chunk
+        elif fast.kind == "json":
+            assert fast.json is not None
+            if fast.json.feed(chunk) is not JsonProgress.MORE:
+                return None
+            committed = chunk
+        else:
+            if not fast.tail and not any(c in chunk for c in fast.first_chars):
+                committed = chunk
+            else:
+                buf = fast.tail + chunk
+                if any(d in buf for d in fast.delimiters):
+                    return None
+                hold = 0
+                for d in fast.delimiters:
+                    for k in range(min(len(d) - 1, len(buf)), hold, -1):
+                        if buf.endswith(d[:k]):
+                            hold = k
+                            break
+                committed = buf[: len(buf) - hold]
+                fast.tail = buf[len(buf) - hold :]
+        return self._write(fast, committed)
+
+    def _write(self, fast: _Fast, piece: str) -> list[Delta]:
+        if not piece:
+            return []
+        acc = self._acc
+        if fast.field == "content":
+            acc.content.append(piece)
+            return [Delta(content=piece)]
+        if fast.field == "reasoning":
+            acc.reasoning.append(piece)
+            return [Delta(reasoning_content=piece)]
+        name, call_id, args = acc.calls[-1]
+        if fast.field == "tool-arg-string":
+            raw = fast.pending + piece
+            fast.pending = "\r\n" if raw.endswith("\r\n") else raw[-1] if raw[-1] in "\r\n" else ""
+            visible = raw[: len(raw) - len(fast.pending)]
+            if not visible:
+                return []
+            piece = json.dumps(visible, ensure_ascii=False)[1:-1]
+        args.append(piece)
+        return [Delta(tool_index=len(acc.calls) - 1, arguments=piece)]
+
+
+def stream_output(generated: Generated, output: str, chunk_size: int) -> tuple[list[Delta], ParseOutcome, StreamParser]:
+    """Feed ``output`` in chunks of ``chunk_size`` characters; all deltas, the final outcome, the parser."""
+    parser = StreamParser(generated)
+    deltas: list[Delta] = []
+    for i in range(0, len(output), max(chunk_size, 1)):
+        deltas.extend(parser.feed(output[i : i + chunk_size]))
+    final, outcome = parser.finish()
+    deltas.extend(final)
+    return deltas, outcome, parser
