@@ -82,6 +82,13 @@ class Generated:
         if result.status is Status.FAILURE:
             return ParseOutcome(Message(content=output), False, self.failure_message(result))
         message = map_result(result, self.keeps_reasoning_in_content)
+        strict = self.built.strict
+        trigger = self.built.trigger
+        if not partial and strict is not None and trigger and not message.tool_calls and trigger in message.content:
+            # the tool-call marker is there but no call parsed: keep the text, say why
+            failed = parse(strict, self.generation_prompt + output)
+            if failed.status is Status.FAILURE:
+                return ParseOutcome(message, False, self.failure_message(failed))
         return ParseOutcome(message, True, need_more=result.status is Status.NEED_MORE)
 
     def failure_message(self, result: ParseResult) -> str:

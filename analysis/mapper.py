@@ -4,7 +4,8 @@ The mapping is built so that the message of any prefix of an output is a
 prefix of the message of the whole output (content and reasoning only grow,
 calls appear in order, a call's arguments only append):
 
-* reasoning loses its leading whitespace, so a whitespace-only block (an empty
+* content and reasoning lose surrounding whitespace (trailing whitespace waits
+  until more text follows), so a whitespace-only block (an empty
   ``<think></think>``) maps to no reasoning at all;
 * a call shows once its name is complete; arguments written before the name
   wait (buffered) until then;
@@ -152,8 +153,8 @@ def map_result(result: ParseResult, keep_reasoning_in_content: bool = False) -> 
     walk = _Walk(keep_reasoning_in_content=keep_reasoning_in_content)
     for node in result.tree:
         walk.visit(node)
-    reasoning = "".join(walk.reasoning).lstrip(_WS)
-    return Message("".join(walk.content), reasoning or None, tuple(walk.calls))
+    reasoning = "".join(walk.reasoning).strip(_WS)
+    return Message("".join(walk.content).strip(_WS), reasoning or None, tuple(walk.calls))
 
 
 @dataclass(frozen=True)

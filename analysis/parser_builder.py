@@ -41,6 +41,7 @@ class BuiltParser:
     tool_calls: Parser | None  #: the calls part (the lazy grammar's root)
     trigger: str  #: the marker that starts tool calls ("" when none)
     extracts_reasoning: bool
+    strict: Parser | None = None  #: the parser without the all-content fallback (to explain a broken call)
 
 
 def marker(text: str) -> Parser:
@@ -313,6 +314,7 @@ def build_parser(
     tools_on = request.has_tools and analysis.tools.format.mode is not ToolFormat.NONE and _tool_functions(request.tools)
     tool_calls: Parser | None = None
     trigger = ""
+    strict: Parser | None = None
     if request.json_schema is not None:
         body = reasoning + p.space() + p.tag("content", p.schema(p.json_value(), "response-format", request.json_schema)) + p.space() + p.end()
     elif tools_on:
@@ -326,7 +328,8 @@ def build_parser(
             body = reasoning + with_calls
         else:
             body = reasoning + p.choice(with_calls, _content_only(analysis))
+            strict = p.literal(boilerplate) + reasoning + with_calls
     else:
         body = reasoning + _content_only(analysis)
     parser = p.literal(boilerplate) + body
-    return BuiltParser(parser, boilerplate, body, tool_calls, trigger, extracts)
+    return BuiltParser(parser, boilerplate, body, tool_calls, trigger, extracts, strict)

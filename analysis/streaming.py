@@ -173,8 +173,11 @@ class StreamParser:
             if raw in ("", "\n", "\r", "\r\n"):
                 return None  # the leading newline is not decided yet
             fast.pending = "\r\n" if raw.endswith("\r\n") else raw[-1] if raw[-1] in "\r\n" else ""
-        if tag.name == "reasoning" and not self._acc.message().reasoning_content:
-            return None  # leading whitespace is still being dropped
+        if tag.name in ("reasoning", "content"):
+            shown = self._acc.message().reasoning_content if tag.name == "reasoning" else self._acc.message().content
+            if not shown:
+                return None  # leading whitespace is still being dropped
+            fast.pending = tag.text[len(tag.text.rstrip(" \t\r\n")) :] if tag.text.strip() else ""
         return fast
 
     # -- fast path --------------------------------------------------------------------
@@ -209,12 +212,17 @@ class StreamParser:
         if not piece:
             return []
         acc = self._acc
-        if fast.field == "content":
-            acc.content.append(piece)
-            return [Delta(content=piece)]
-        if fast.field == "reasoning":
-            acc.reasoning.append(piece)
-            return [Delta(reasoning_content=piece)]
+        if fast.field in ("content", "reasoning"):
+            raw = fast.pending + piece
+            visible = raw.rstrip(" \t\r\n")
+            fast.pending = raw[len(visible) :]
+            if not visible:
+                return []
+            if fast.field == "content":
+                acc.content.append(visible)
+                return [Delta(content=visible)]
+            acc.reasoning.append(visible)
+            return [Delta(reasoning_content=visible)]
         name, call_id, args = acc.calls[-1]
         if fast.field == "tool-arg-string":
             raw = fast.pending + piece

@@ -8,8 +8,10 @@ from rich.table import Table
 from rich.text import Text
 
 if TYPE_CHECKING:
+    from rich.panel import Panel
     from rich.tree import Tree
 
+    from analysis.mapper import Delta, Message
     from analysis.probes import Comparison
     from analysis.result import TemplateAnalysis
     from peg.combinators import Parser
@@ -200,3 +202,41 @@ def comparison_text(comparison: "Comparison", keep: int = 160) -> Text:
     out.append(show(_clip(d.suffix, keep, False)), style="dim")
     out.append("\n")
     return out
+
+
+def message_panels(message: "Message") -> list["Panel"]:
+    """A parsed message as Rich panels: reasoning, content, one per tool call
+    (arguments pretty-printed when they are JSON)."""
+    import json
+
+    from rich.panel import Panel
+
+    panels = []
+    if message.reasoning_content:
+        panels.append(Panel(Text(message.reasoning_content), title="reasoning", title_align="left", border_style="magenta"))
+    panels.append(Panel(Text(message.content) if message.content else Text("(empty)", style="dim"), title="content", title_align="left"))
+    for i, call in enumerate(message.tool_calls):
+        try:
+            args = json.dumps(json.loads(call.arguments), indent=2, ensure_ascii=False)
+        except ValueError:
+            args = call.arguments
+        title = f"tool call {i}: {call.name}" + (f"  (id {call.id})" if call.id else "")
+        panels.append(Panel(Text(args), title=Text(title), title_align="left", border_style="cyan"))
+    return panels
+
+
+def delta_text(delta: "Delta") -> Text:
+    """One stream delta as a line: which field grows, and the piece (whitespace visible)."""
+    shown = lambda s: s.replace("\n", "↵")  # noqa: E731
+    if delta.tool_index is None:
+        field = "content" if delta.content is not None else "reasoning"
+        return Text.assemble((f"{field:>9} ", "bold"), (shown(delta.content or delta.reasoning_content or ""), ""))
+    head = f"tool[{delta.tool_index}] "
+    parts: list[tuple[str, str]] = [(head, "bold cyan")]
+    if delta.tool_name is not None:
+        parts.append((f"name={delta.tool_name} ", "cyan"))
+    if delta.tool_id is not None:
+        parts.append((f"id={delta.tool_id} ", "cyan"))
+    if delta.arguments:
+        parts.append((shown(delta.arguments), ""))
+    return Text.assemble(*parts)

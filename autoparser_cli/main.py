@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import List, Optional
 
@@ -12,7 +13,11 @@ from rich.console import Console
 from analysis.analyzer import analyze_template
 from analysis.caps import detect_capabilities, render_adapted
 from analysis.fixtures import FULL_CONVERSATION, WEATHER_TOOL
+from analysis.generation import auto_parser
 from analysis.loading import load_template
+from analysis.mapper import Delta
+from analysis.request import ChatRequest
+from analysis.streaming import StreamParser
 from analysis.rendering import FROZEN_CLOCK, ChatTemplate, RenderRequest
 from autoparser_cli import __version__
 from autoparser_cli.common import (
@@ -23,7 +28,7 @@ from autoparser_cli.common import (
     source_or_default,
     write_stdout,
 )
-from autoparser_cli.formatting import analysis_tables, caps_table, comparison_text
+from autoparser_cli.formatting import analysis_tables, caps_table, comparison_text, delta_text, message_panels
 
 app = typer.Typer(
     name="autoparser",
@@ -154,6 +159,91 @@ def analyze(
     if diffs:
         for comparison in comparisons:
             console.print(comparison_text(comparison))
+
+
+def _read_output(output: Optional[str]) -> str:
+    if output is None or output == "-":
+        return sys.stdin.read()
+    path = Path(output)
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise fail(f"{output}: no such file (give a file, or - for stdin)") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise fail(f"{output}: cannot read: {exc}") from None
+
+
+def _request(request: Optional[Path], tools: Optional[Path], reasoning_format: Optional[str], enable_thinking: Optional[bool]) -> ChatRequest:
+    if request is not None and tools is not None:
+        raise fail("give --request or --tools, not both")
+    data = read_json_file(request, "request") if request is not None else {"messages": [{"role": "user", "content": "Hello"}]}
+    if isinstance(data, dict):
+        data = dict(data)
+        if tools is not None:
+            data["tools"] = read_json_file(tools, "tools")
+        if reasoning_format is not None:
+            data["reasoning_format"] = reasoning_format
+        if enable_thinking is not None:
+            data["enable_thinking"] = enable_thinking
+    return ChatRequest.from_json(data)
+
+
+@app.command()
+@handle_errors
+def parse(
+    output: Optional[str] = typer.Argument(None, help="File with the model output, or - for stdin (default: stdin)."),
+    template: Optional[Path] = typer.Option(None, "--template", help="Template SOURCE (default: the built-in demo)."),
+    request: Optional[Path] = typer.Option(None, "--request", help="JSON file: the request (messages, tools, options)."),
+    tools: Optional[Path] = typer.Option(None, "--tools", help="JSON file: list of tools (with a default one-message request)."),
+    reasoning_format: Optional[str] = typer.Option(
+        None, "--reasoning-format", help="none | auto | deepseek | deepseek-legacy (default: the request's, else auto)."
+    ),
+    enable_thinking: Optional[bool] = typer.Option(
+        None, "--enable-thinking/--no-enable-thinking", help="enable_thinking (default: the request's, else on)."
+    ),
+    partial: bool = typer.Option(False, "--partial", help="The output is cut short: parse what is there."),
+    stream: bool = typer.Option(False, "--stream", help="Feed the output in chunks and print each delta."),
+    chunk: int = typer.Option(4, "--chunk", min=1, help="Chunk size in characters for --stream."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON (a message; with --stream, one delta per line)."),
+    variant: Optional[str] = VariantOpt,
+) -> None:
+    """Parse raw model output into a message {content, reasoning_content, tool_calls}.
+
+    Example: autoparser parse --template Qwen3-Coder.jinja --tools tools.json out.txt
+    Exit status: 0 parsed, 1 the output does not fit the format (the message
+    then holds everything as content), 2 bad input.
+    """
+    chat_request = _request(request, tools, reasoning_format, enable_thinking)
+    text = _read_output(output)
+    loaded = load_template(source_or_default(template), variant, has_tools=chat_request.has_tools)
+    generated = auto_parser(loaded).generate(chat_request)
+    if stream:
+        parser = StreamParser(generated)
+        for i in range(0, len(text), chunk):
+            for delta in parser.feed(text[i : i + chunk]):
+                _print_delta(delta, as_json)
+        if partial:
+            outcome = generated.parse(text, partial=True)
+        else:
+            final_deltas, outcome = parser.finish()
+            for delta in final_deltas:
+                _print_delta(delta, as_json)
+    else:
+        outcome = generated.parse(text, partial=partial)
+    if as_json:
+        write_stdout(json.dumps(outcome.message.to_json(), ensure_ascii=False) + "\n")
+    else:
+        for panel in message_panels(outcome.message):
+            console.print(panel)
+    if not outcome.ok:
+        raise fail(outcome.warning, 1)
+
+
+def _print_delta(delta: Delta, as_json: bool) -> None:
+    if as_json:
+        write_stdout(json.dumps({"delta": delta.to_json()}, ensure_ascii=False) + "\n")
+    else:
+        console.print(delta_text(delta))
 
 
 if __name__ == "__main__":  # pragma: no cover
