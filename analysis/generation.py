@@ -102,6 +102,21 @@ class Generated:
         found = repr(output[at : at + 20]) if at < len(output) else "end of output"
         return f"output does not fit the format at line {line}, column {column} (offset {at}): expected {expected}, found {found}"
 
+    def to_json(self) -> dict[str, Any]:
+        """What generation produced, with the reference's field names where they exist."""
+        return {
+            "prompt": self.prompt.text,
+            "generation_prompt": self.generation_prompt,
+            "reasoning_prefill": self.prefill.value,
+            "boilerplate": self.built.boilerplate,
+            "parser": self.built.parser.dump(),
+            "grammar": self.grammar,
+            "grammar_lazy": self.grammar_lazy,
+            "grammar_triggers": [t.to_json() for t in self.triggers],
+            "grammar_error": self.grammar_error,
+            "preserved_tokens": list(self.preserved_tokens),
+        }
+
     def stream(self) -> "StreamParser":
         """A streaming parser for this request."""
         from analysis.streaming import StreamParser

@@ -157,7 +157,7 @@ def map_result(result: ParseResult, keep_reasoning_in_content: bool = False) -> 
     return Message("".join(walk.content).strip(_WS), reasoning or None, tuple(walk.calls))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Delta:
     """One stream chunk, as in OpenAI's ``choices[].delta``."""
 

@@ -192,7 +192,7 @@ class StreamParser:
                 return None
             committed = chunk
         else:
-            if not fast.tail and not any(c in chunk for c in fast.first_chars):
+            if not fast.tail and fast.first_chars.isdisjoint(chunk):
                 committed = chunk
             else:
                 buf = fast.tail + chunk

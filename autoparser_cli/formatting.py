@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from rich.panel import Panel
     from rich.tree import Tree
 
+    from analysis.generation import Generated
     from analysis.mapper import Delta, Message
     from analysis.probes import Comparison
     from analysis.result import TemplateAnalysis
@@ -41,7 +42,7 @@ def _node_label(node: "Parser") -> Text:
     from peg.combinators import Repetition, Rule, Schema, Tag
 
     if not node.children():
-        return Text(node.dump(), style="green")
+        return Text(node.dump().replace("\n", "↵"), style="green")
     if isinstance(node, Tag):
         return Text(f"Tag({node.name})", style="bold magenta")
     if isinstance(node, Rule):
@@ -240,3 +241,28 @@ def delta_text(delta: "Delta") -> Text:
     if delta.arguments:
         parts.append((shown(delta.arguments), ""))
     return Text.assemble(*parts)
+
+
+def generation_renderables(generated: "Generated") -> list[object]:
+    """The generated parser (as a tree), grammar, lazy flag, triggers and tokens."""
+    from rich.panel import Panel
+
+    g = generated
+    table = _marker_table(
+        "Generated for the request",
+        [
+            ("tools", ", ".join(str((t.get("function") or {}).get("name")) for t in g.request.tools or ()) or "—"),
+            ("generation_prompt", g.generation_prompt),
+            ("boilerplate literal", g.built.boilerplate),
+            ("outcome", g.prefill),
+            ("grammar_lazy", g.grammar_lazy),
+            ("triggers", Text("  ".join(f"{t.type}:{t.value}" for t in g.triggers) or "—")),
+            ("preserved_tokens", Text("  ".join(t.replace("\n", "↵") for t in g.preserved_tokens) or "—")),
+        ],
+    )
+    grammar = Text(g.grammar) if g.grammar else Text(g.grammar_error or "(no grammar: nothing to constrain)", style="dim")
+    return [
+        table,
+        parser_tree(g.built.parser, "PEG parser (over generation prompt + output)"),
+        Panel(grammar, title="GBNF grammar" + (" (lazy)" if g.grammar_lazy else ""), title_align="left"),
+    ]

@@ -13,7 +13,7 @@ from rich.console import Console
 from analysis.analyzer import analyze_template
 from analysis.caps import detect_capabilities, render_adapted
 from analysis.fixtures import FULL_CONVERSATION, WEATHER_TOOL
-from analysis.generation import auto_parser
+from analysis.generation import AutoParser, auto_parser
 from analysis.loading import load_template
 from analysis.mapper import Delta
 from analysis.request import ChatRequest
@@ -28,7 +28,14 @@ from autoparser_cli.common import (
     source_or_default,
     write_stdout,
 )
-from autoparser_cli.formatting import analysis_tables, caps_table, comparison_text, delta_text, message_panels
+from autoparser_cli.formatting import (
+    analysis_tables,
+    caps_table,
+    comparison_text,
+    delta_text,
+    generation_renderables,
+    message_panels,
+)
 
 app = typer.Typer(
     name="autoparser",
@@ -139,7 +146,9 @@ def analyze(
     diffs: bool = typer.Option(False, "--diffs", help="Show every comparison's diff (where markers came from)."),
     variant: Optional[str] = VariantOpt,
 ) -> None:
-    """Find a template's reasoning, content and tool-call markers by differential analysis.
+    """Find a template's reasoning, content and tool-call markers by differential analysis,
+    and show the parser and grammar generated for a one-message request
+    (with --tools, or the built-in weather tool unless --no-tools).
 
     Example: autoparser analyze Qwen3-Coder.jinja --diffs
     """
@@ -150,12 +159,23 @@ def analyze(
         raise fail("--tools must hold a JSON list of tools")
     loaded = load_template(source_or_default(source), variant, has_tools=not no_tools)
     comparisons: list = []
-    result = analyze_template(ChatTemplate(loaded, clock=FROZEN_CLOCK), enable_thinking, record=comparisons)
+    template = ChatTemplate(loaded, clock=FROZEN_CLOCK)
+    result = analyze_template(template, enable_thinking, record=comparisons)
+    request = ChatRequest(
+        [{"role": "user", "content": "Hello"}],
+        tools=None if no_tools else (tool_list or [WEATHER_TOOL]),
+        enable_thinking=enable_thinking,
+    )
+    generated = AutoParser(template, result).generate(request)
     if as_json:
-        write_stdout(json.dumps(result.to_json(), indent=2, ensure_ascii=False) + "\n")
+        data = result.to_json()
+        data["generated"] = generated.to_json()
+        write_stdout(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
         return
     for table in analysis_tables(result):
         console.print(table)
+    for renderable in generation_renderables(generated):
+        console.print(renderable)
     if diffs:
         for comparison in comparisons:
             console.print(comparison_text(comparison))

@@ -61,3 +61,21 @@ def test_analyze_bad_inputs(tmp_path: Path) -> None:
     tools = tmp_path / "tools.json"
     tools.write_text("[]")
     assert_clean_error(run_cli("analyze", "--tools", str(tools), "--no-tools"))
+
+
+def test_analyze_shows_the_generated_parser_and_grammar() -> None:
+    result = run_cli("analyze", str(PROJECT_TEMPLATES / "tests" / "tagged_xml.jinja"))
+    assert result.exit_code == 0, result.stderr
+    for text in ("Generated for the request", "PEG parser", "Tag(tool-name)", "GBNF grammar (lazy)", "1:<tool_call>", "root ::="):
+        assert text in result.stdout, text
+
+
+def test_analyze_json_carries_the_generation(tmp_path: Path) -> None:
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps([{"type": "function", "function": {"name": "lookup", "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}}]))
+    data = json.loads(run_cli("analyze", str(PROJECT_TEMPLATES / "tests" / "tagged_xml.jinja"), "--json", "--tools", str(tools)).stdout)
+    generated = data["generated"]
+    assert generated["grammar_lazy"] is True and generated["grammar_triggers"] == [{"type": 1, "value": "<tool_call>"}]
+    assert "lookup" in generated["grammar"] and "lookup" in generated["parser"]
+    no_tools = json.loads(run_cli("analyze", str(PROJECT_TEMPLATES / "tests" / "tagged_xml.jinja"), "--json", "--no-tools").stdout)
+    assert no_tools["generated"]["grammar"] == "" and no_tools["generated"]["grammar_lazy"] is False

@@ -1,0 +1,85 @@
+"""``autoparser parse``: panels, JSON, streaming, exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from analysis.mapper import Delta, accumulate
+from tests.cli_helpers import assert_clean_error, run_cli
+from tests.conftest import PROJECT_TEMPLATES
+
+TAGGED = PROJECT_TEMPLATES / "tests" / "tagged_xml.jinja"
+OUTPUT = "<think>\nchecking\n</think>\n\nSure [INST] here.\n<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>"
+
+
+@pytest.fixture()
+def files(tmp_path: Path) -> dict[str, Path]:
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
+    (tmp_path / "tools.json").write_text(json.dumps(tools))
+    (tmp_path / "out.txt").write_text(OUTPUT)
+    (tmp_path / "request.json").write_text(json.dumps({"messages": [{"role": "user", "content": "Weather?"}], "tools": tools, "reasoning_format": "none"}))
+    return {"tools": tmp_path / "tools.json", "out": tmp_path / "out.txt", "request": tmp_path / "request.json"}
+
+
+def test_parse_json(files: dict[str, Path]) -> None:
+    result = run_cli("parse", "--template", str(TAGGED), "--tools", str(files["tools"]), "--json", str(files["out"]))
+    assert result.exit_code == 0, result.stderr
+    message = json.loads(result.stdout)
+    assert message["reasoning_content"] == "checking" and message["content"] == "Sure [INST] here."
+    assert json.loads(message["tool_calls"][0]["function"]["arguments"]) == {"city": "Paris"}
+
+
+def test_parse_reads_stdin_and_prints_panels_literally(files: dict[str, Path]) -> None:
+    result = run_cli("parse", "--template", str(TAGGED), "--tools", str(files["tools"]), "-", input=OUTPUT)
+    assert result.exit_code == 0, result.stderr
+    assert "Sure [INST] here." in result.stdout and "tool call 0: get_weather" in result.stdout and '"city": "Paris"' in result.stdout
+
+
+def test_parse_request_file_and_reasoning_format_override(files: dict[str, Path]) -> None:
+    base = ["parse", "--template", str(TAGGED), "--request", str(files["request"]), "--json", str(files["out"])]
+    assert "reasoning_content" not in json.loads(run_cli(*base).stdout)
+    assert json.loads(run_cli(*base, "--reasoning-format", "auto").stdout)["reasoning_content"] == "checking"
+
+
+def test_parse_stream_json_lines_add_up(files: dict[str, Path]) -> None:
+    result = run_cli("parse", "--template", str(TAGGED), "--tools", str(files["tools"]), "--stream", "--chunk", "3", "--json", str(files["out"]))
+    assert result.exit_code == 0, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    final = lines.pop()
+    deltas = []
+    for line in lines:
+        d = line["delta"]
+        if "tool_calls" in d:
+            call = d["tool_calls"][0]
+            deltas.append(Delta(tool_index=call["index"], tool_id=call.get("id"), tool_name=call["function"].get("name"), arguments=call["function"].get("arguments")))
+        else:
+            deltas.append(Delta(content=d.get("content"), reasoning_content=d.get("reasoning_content")))
+    assert accumulate(deltas).to_json() == final
+    assert len(lines) > 10
+
+
+def test_parse_partial(files: dict[str, Path]) -> None:
+    cut = OUTPUT[: OUTPUT.index("Paris") + 3]
+    result = run_cli("parse", "--template", str(TAGGED), "--tools", str(files["tools"]), "--partial", "--json", "-", input=cut)
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["tool_calls"][0]["function"]["arguments"] == '{"city": "Par'
+
+
+def test_parse_output_that_does_not_fit_exits_1_and_keeps_the_text(files: dict[str, Path]) -> None:
+    broken = "text <tool_call>\n<function=nope>\n</function>\n</tool_call>"
+    result = run_cli("parse", "--template", str(TAGGED), "--tools", str(files["tools"]), "--json", "-", input=broken)
+    assert_clean_error(result, 1)
+    assert json.loads(result.stdout)["content"] == broken
+    assert "line 2, column 11" in result.stderr
+
+
+def test_parse_bad_inputs(tmp_path: Path, files: dict[str, Path]) -> None:
+    assert_clean_error(run_cli("parse", "--template", str(TAGGED), str(tmp_path / "missing.txt")))
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    assert_clean_error(run_cli("parse", "--template", str(TAGGED), "--request", str(bad), "-", input="x"))
+    assert_clean_error(run_cli("parse", "--template", str(TAGGED), "--reasoning-format", "weird", "-", input="x"))
+    assert_clean_error(run_cli("parse", "--template", str(TAGGED), "--request", str(files["request"]), "--tools", str(files["tools"]), "-", input="x"))

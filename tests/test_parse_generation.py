@@ -1,0 +1,204 @@
+"""Generation, parsing and streaming on the project's own small templates."""
+
+from __future__ import annotations
+
+import json
+import random
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from analysis.generation import AutoParser, Generated
+from analysis.loading import load_template
+from analysis.mapper import Message, NotAnExtension, accumulate, message_deltas
+from analysis.rendering import FROZEN_CLOCK, ChatTemplate
+from analysis.request import ChatRequest
+from analysis.streaming import StreamParser, stream_output
+from tests.conftest import PROJECT_TEMPLATES
+
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "set_flags",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string"},
+                    "enabled": {"type": "boolean"},
+                    "count": {"type": "integer"},
+                    "note": {"type": ["string", "null"]},
+                },
+                "required": ["name", "enabled"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "set",
+            "parameters": {"type": "object", "properties": {"value": {"type": "integer"}}},
+        },
+    },
+]
+
+
+def _generated(name: str, **request: object) -> Generated:
+    template = ChatTemplate(load_template(PROJECT_TEMPLATES / "tests" / name), clock=FROZEN_CLOCK)
+    data = {"messages": [{"role": "user", "content": "Hi"}], "tools": TOOLS, **request}
+    return AutoParser(template).generate(ChatRequest.from_json(data))
+
+
+def _args(message: Message, i: int = 0) -> object:
+    return json.loads(message.tool_calls[i].arguments)
+
+
+TAGGED = (
+    "<think>\nweighing options\n</think>\n\nOn it.\n"
+    "<tool_call>\n<function=set_flags>\n<parameter=enabled>\nTrue\n</parameter>\n"
+    "<parameter=name>\nline one\n  indented two\n</parameter>\n</function>\n</tool_call>"
+)
+
+
+def test_tagged_arguments_any_order_python_literals_optional_omitted() -> None:
+    """Beyond the reference: ``True`` as the template's own Jinja rendering writes
+    it, arguments in any order, optional ones left out; a string value keeps its
+    inner whitespace and loses only the template's newline at each end."""
+    g = _generated("tagged_xml.jinja")
+    outcome = g.parse(TAGGED)
+    assert outcome.ok, outcome.warning
+    assert outcome.message.reasoning_content == "weighing options"
+    assert outcome.message.content == "On it."
+    assert outcome.message.tool_calls[0].name == "set_flags"
+    assert _args(outcome.message) == {"enabled": True, "name": "line one\n  indented two"}
+
+
+def test_the_template_renders_python_booleans_that_the_parser_accepts() -> None:
+    """The evidence for accepting ``True``: Jinja2 renders a boolean argument so."""
+    template = ChatTemplate(load_template(PROJECT_TEMPLATES / "tests" / "tagged_xml.jinja"), clock=FROZEN_CLOCK)
+    from analysis.rendering import RenderRequest
+
+    call = {"id": "c1", "type": "function", "function": {"name": "set_flags", "arguments": {"enabled": True}}}
+    out = template.render(RenderRequest([{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "", "tool_calls": [call]}]))
+    assert "<parameter=enabled>\nTrue\n</parameter>" in out
+
+
+def test_names_that_prefix_each_other() -> None:
+    g = _generated("tagged_xml.jinja", parallel_tool_calls=True)
+    out = (
+        "<tool_call>\n<function=set>\n<parameter=value>\n3\n</parameter>\n</function>\n</tool_call>\n"
+        "<tool_call>\n<function=set_flags>\n<parameter=name>\nx\n</parameter>\n<parameter=enabled>\nfalse\n</parameter>\n</function>\n</tool_call>"
+    )
+    message = g.parse(out).message
+    assert [c.name for c in message.tool_calls] == ["set", "set_flags"]
+    assert _args(message, 0) == {"value": 3} and _args(message, 1) == {"name": "x", "enabled": False}
+
+
+def test_output_that_does_not_fit_is_kept_as_content_with_a_position() -> None:
+    g = _generated("tagged_xml.jinja")
+    broken = "Calling:\n<tool_call>\n<function=unknown_tool>\n</function>\n</tool_call>"
+    outcome = g.parse(broken)
+    assert not outcome.ok
+    assert outcome.message.content == broken.strip() and not outcome.message.tool_calls
+    assert "line 3, column 11" in outcome.warning and "set_flags" in outcome.warning
+
+
+def test_json_native_array_with_ids_and_partial_arguments() -> None:
+    g = _generated("json_array_ids.jinja", parallel_tool_calls=True)
+    out = '[TOOL_CALLS][{"name": "set", "arguments": {"value": 1}, "id": "abc123def"}, {"name": "set", "arguments": {"value": 2}, "id": "xyz"}]'
+    message = g.parse(out).message
+    assert [(c.name, _args(message, i), c.id) for i, c in enumerate(message.tool_calls)] == [
+        ("set", {"value": 1}, "abc123def"),
+        ("set", {"value": 2}, "xyz"),
+    ]
+    partial = g.parse(out[: out.index('1}') + 1], partial=True)
+    assert partial.need_more and partial.message.tool_calls[0].arguments == '{"value": 1'
+
+
+def test_reasoning_format_none_keeps_reasoning_in_content() -> None:
+    g = _generated("tagged_xml.jinja", reasoning_format="none", tools=None)
+    message = g.parse("<think>\nhmm\n</think>\n\nAnswer").message
+    assert message.reasoning_content is None and message.content == "<think>\nhmm\n</think>\n\nAnswer"
+
+
+def test_deepseek_legacy_keeps_reasoning_in_both() -> None:
+    g = _generated("tagged_xml.jinja", reasoning_format="deepseek-legacy", tools=None)
+    message = g.parse("<think>\nhmm\n</think>\n\nAnswer").message
+    assert message.reasoning_content == "hmm"
+    assert message.content.startswith("<think>") and message.content.endswith("Answer")
+
+
+def test_json_schema_response_format() -> None:
+    g = _generated("tagged_xml.jinja", tools=None, json_schema={"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]})
+    assert not g.grammar_lazy and "a" in g.grammar
+    assert g.parse('{"a": 1}').message.content == '{"a": 1}'
+
+
+def test_continued_content_is_part_of_the_message() -> None:
+    g = _generated(
+        "tagged_xml.jinja",
+        tools=None,
+        messages=[{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello, "}],
+        continue_final_message="content",
+    )
+    assert g.generation_prompt.endswith("Hello, ")
+    assert g.parse("world").message.content == "Hello, world"
+
+
+def test_lazy_grammar_and_triggers() -> None:
+    g = _generated("tagged_xml.jinja")
+    assert g.grammar_lazy and [t.to_json() for t in g.triggers] == [{"type": 1, "value": "<tool_call>"}]
+    assert "set_flags" in g.grammar
+    assert _generated("tagged_xml.jinja", tool_choice="required").grammar_lazy is False
+    assert _generated("tagged_xml.jinja", tool_choice="none").grammar == ""
+
+
+def test_message_deltas_refuse_a_shrinking_message() -> None:
+    try:
+        message_deltas(Message(content="abc"), Message(content="ab"))
+    except NotAnExtension:
+        return
+    raise AssertionError("a shrinking message must be refused")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(min_value=1, max_value=12), min_size=1, max_size=80))
+def test_random_chunkings_add_up_to_the_final_message(sizes: list[int]) -> None:
+    g = _generated("tagged_xml.jinja")
+    stream = StreamParser(g)
+    deltas = []
+    pos = 0
+    for size in sizes:
+        deltas.extend(stream.feed(TAGGED[pos : pos + size]))
+        pos += size
+    deltas.extend(stream.feed(TAGGED[pos:]))
+    final_deltas, outcome = stream.finish()
+    assert not stream.warning
+    assert accumulate(deltas + final_deltas) == outcome.message == g.parse(TAGGED).message
+
+
+def test_streaming_is_linear_in_full_parses() -> None:
+    """A long content stream in 4-character chunks costs a handful of full parses
+    (structural events), not one per chunk."""
+    g = _generated("tagged_xml.jinja", tools=None)
+    text = "<think>\n" + "thinking <b>hard</b> now. " * 2000 + "</think>\n\n" + "answer < text > here " * 2000
+    deltas, outcome, stream = stream_output(g, text, 4)
+    assert outcome.ok and accumulate(deltas) == outcome.message
+    assert stream.full_parses < 20, stream.full_parses
+    assert len(text) // 4 > 10_000
+
+
+def test_chunked_randomly_on_every_small_template() -> None:
+    rng = random.Random(7)
+    g = _generated("wrapped_tools_only.jinja")
+    out = '<|START_THINKING|>plan<|END_THINKING|><|START_ACTION|>[{"tool_name": "set", "parameters": {"value": 5}}]<|END_ACTION|>'
+    for _ in range(20):
+        stream = StreamParser(g)
+        deltas, pos = [], 0
+        while pos < len(out):
+            size = rng.randint(1, 9)
+            deltas.extend(stream.feed(out[pos : pos + size]))
+            pos += size
+        final, outcome = stream.finish()
+        assert accumulate(deltas + final) == outcome.message
+        assert outcome.message.reasoning_content == "plan" and _args(outcome.message) == {"value": 5}
