@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from rich.panel import Panel
     from rich.tree import Tree
 
+    from analysis.checking import TemplateCheck
     from analysis.generation import Generated
     from analysis.mapper import Delta, Message
     from analysis.probes import Comparison
@@ -266,3 +267,49 @@ def generation_renderables(generated: "Generated") -> list[object]:
         parser_tree(g.built.parser, "PEG parser (over generation prompt + output)"),
         Panel(grammar, title="GBNF grammar" + (" (lazy)" if g.grammar_lazy else ""), title_align="left"),
     ]
+
+
+def check_table(checks: "list[TemplateCheck]") -> Table:
+    """One row per template: reasoning, content, tool format and key markers, status."""
+    table = Table(title=Text("Templates"), title_justify="left")
+    for column in ("template", "reasoning", "content", "tools", "status"):
+        table.add_column(column, overflow="fold")
+    for check in checks:
+        a = check.analysis
+        if a is None:
+            table.add_row(Text(check.name), "", "", "", Text(check.summary, style="red"))
+            continue
+        reasoning = Text(a.reasoning.mode.value)
+        if a.reasoning.mode.value != "NONE":
+            reasoning.append("  ").append_text(visible(a.reasoning.start)).append(" … ").append_text(visible(a.reasoning.end))
+        content = Text(a.content.mode.value)
+        if a.content.start:
+            content.append("  ").append_text(visible(a.content.start))
+        fmt = a.tools.format
+        tools = Text(fmt.mode.value)
+        for marker in (fmt.section_start or fmt.per_call_start, a.tools.function.name_prefix, a.tools.arguments.name_prefix):
+            if marker:
+                tools.append("  ").append_text(visible(marker))
+        style = {"ok": "green", "degraded": "yellow"}.get(check.status, "red")
+        table.add_row(Text(check.name), reasoning, content, tools, Text(check.summary, style=style))
+    return table
+
+
+class progress_bar:
+    """A transient progress bar on stderr while ``total`` items run (off when not a terminal)."""
+
+    def __init__(self, total: int, label: str, enabled: bool = True):
+        from rich.progress import Progress
+
+        from autoparser_cli.common import err_console
+
+        self._progress = Progress(console=err_console, transient=True, disable=not (enabled and err_console.is_terminal))
+        self._total, self._label = total, label
+
+    def __enter__(self):  # type: ignore[no-untyped-def]
+        self._progress.start()
+        task = self._progress.add_task(self._label, total=self._total)
+        return lambda: self._progress.advance(task)
+
+    def __exit__(self, *exc: object) -> None:
+        self._progress.stop()

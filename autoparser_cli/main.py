@@ -9,10 +9,14 @@ from typing import List, Optional
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from analysis.analyzer import analyze_template
 from analysis.caps import detect_capabilities, render_adapted
 from analysis.fixtures import FULL_CONVERSATION, WEATHER_TOOL
+from analysis.builtin import templates_dir
+from analysis.checking import check_template, display_name, find_templates, lock_differences, lock_entry, lock_text, read_lock
+from analysis.conformance import CaseRunner, load_cases
 from analysis.generation import AutoParser, auto_parser
 from analysis.loading import load_template
 from analysis.mapper import Delta
@@ -31,11 +35,14 @@ from autoparser_cli.common import (
 from autoparser_cli.formatting import (
     analysis_tables,
     caps_table,
+    check_table,
     comparison_text,
     delta_text,
     generation_renderables,
     message_panels,
+    progress_bar,
 )
+from autoparser_cli.reports import CheckReport
 
 app = typer.Typer(
     name="autoparser",
@@ -264,6 +271,83 @@ def _print_delta(delta: Delta, as_json: bool) -> None:
         write_stdout(json.dumps({"delta": delta.to_json()}, ensure_ascii=False) + "\n")
     else:
         console.print(delta_text(delta))
+
+
+@app.command()
+@handle_errors
+def check(
+    paths: Optional[List[Path]] = typer.Argument(None, help="Template files or folders (default: the project's templates/)."),
+    lock: Optional[Path] = typer.Option(None, "--lock", help="Lock file: fail on any change from the recorded analyses."),
+    update_lock: bool = typer.Option(False, "--update-lock", help="Write or refresh the --lock file."),
+    cases: Optional[Path] = typer.Option(None, "--cases", help="JSONL file of expected-parse cases to run."),
+    templates: Optional[Path] = typer.Option(None, "--templates", help="Folder the cases' templates are in (default: the case file's)."),
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON summary (nothing else on stdout)."),
+    junit: Optional[Path] = typer.Option(None, "--junit", help="Also write JUnit XML to this file."),
+) -> None:
+    """Check template collections and expected-parse case files (for CI).
+
+    Example: autoparser check models/ --lock autoparser.lock
+    Exit status: 0 everything passed, 1 a failure, 2 bad input.
+    """
+    if update_lock and lock is None:
+        raise fail("--update-lock needs --lock FILE")
+    report = CheckReport()
+    roots = list(paths or ([] if cases is not None else [templates_dir()]))
+    found = find_templates(roots) if roots else []
+    checks = []
+    with progress_bar(len(found), "analysing templates", enabled=not as_json) as advance:
+        for path in found:
+            checks.append(check_template(path, display_name(path, roots)))
+            advance()
+    report.templates = len(checks)
+    for result in checks:
+        report.tests.append(("template", result.name))
+        if result.status == "failed":
+            report.failures.append(("template", result.name, "analysis", result.reason))
+    lock_lines: list[str] = []
+    if lock is not None:
+        current = {c.name: lock_entry(c.analysis) for c in checks if c.analysis is not None}
+        if update_lock:
+            lock.write_text(lock_text(current), encoding="utf-8")
+        else:
+            locked = read_lock(lock)
+            for name in sorted(set(locked) | set(current)):
+                lines = lock_differences(name, locked.get(name), current.get(name))
+                lock_lines.extend(lines)
+                if lines:
+                    if ("template", name) not in report.tests:
+                        report.tests.append(("template", name))
+                    report.failures.append(("template", name, "lock", "\n".join(lines)))
+    case_failures = []
+    if cases is not None:
+        case_list = load_cases(cases)
+        runner = CaseRunner(templates or cases.parent)
+        report.cases = len(case_list)
+        with progress_bar(len(case_list), "running cases", enabled=not as_json) as advance:
+            for case in case_list:
+                report.tests.append(("case", str(case["id"])))
+                for failure in runner.run(case):
+                    report.failures.append(("case", failure.case_id, failure.check, failure.reason))
+                    case_failures.append(failure)
+                advance()
+    if junit is not None:
+        junit.write_text(report.to_junit(), encoding="utf-8")
+    if as_json:
+        write_stdout(report.to_json())
+    else:
+        if checks:
+            console.print(check_table(checks))
+        for line in lock_lines:
+            console.print(Text(line, style="red"))
+        for failure in case_failures:
+            console.print(Text(f"{failure.case_id} — {failure.check}", style="bold red"))
+            console.print(Text(failure.reason))
+        console.print(
+            Text(f"{report.templates} templates, {report.cases} cases: {report.passed} passed, {report.failed} failed"
+                 + (f"; lock file {lock} written" if update_lock else ""))
+        )
+    if report.failed:
+        raise typer.Exit(1)
 
 
 if __name__ == "__main__":  # pragma: no cover

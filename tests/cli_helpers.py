@@ -9,9 +9,11 @@ from autoparser_cli.main import app
 runner = CliRunner()
 
 
-def run_cli(*args: str, input: str | None = None):
-    """Invoke ``autoparser ARGS``; returns the click Result (stdout and stderr apart)."""
-    return runner.invoke(app, list(args), input=input)
+def run_cli(*args: str, input: str | None = None, width: int | None = None):
+    """Invoke ``autoparser ARGS``; returns the click Result (stdout and stderr apart).
+    ``width`` sets the terminal width Rich lays tables out for."""
+    env = {"COLUMNS": str(width)} if width else None
+    return runner.invoke(app, list(args), input=input, env=env)
 
 
 def assert_clean_error(result, code: int = 2) -> str:

@@ -1,0 +1,147 @@
+"""Checking template collections: discovery, per-template status, lock files.
+
+``find_templates`` walks files and folders for chat templates; ``check_template``
+analyses one and says ok / degraded / failed; a lock file records each
+analysis (sorted, stable JSON) so that a later run can report, field by field,
+what changed.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from analysis.errors import TemplateLoadError
+from analysis.analyzer import analyze_template
+from analysis.loading import load_template
+from analysis.rendering import FROZEN_CLOCK, ChatTemplate
+from analysis.result import TemplateAnalysis
+from peg.errors import AutoparserError
+
+TEMPLATE_FILE_NAMES = ("tokenizer_config.json", "chat_template.json")
+_SEPARATE_FILES = ("chat_template.jinja", "chat_template.json")
+
+
+def find_templates(paths: Iterable[Path]) -> list[Path]:
+    """Every template under ``paths``: ``.jinja``, ``tokenizer_config.json``,
+    ``chat_template.json`` and ``.gguf`` files, recursively, sorted.  In a model
+    folder with a separate chat template file, ``tokenizer_config.json`` is
+    skipped (the separate file wins, as in transformers)."""
+    found: set[Path] = set()
+    for path in paths:
+        if not path.exists():
+            raise TemplateLoadError(f"{path}: no such file or folder")
+        candidates = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]
+        for candidate in candidates:
+            name = candidate.name
+            if name.endswith((".jinja", ".gguf")) or name in TEMPLATE_FILE_NAMES:
+                if name == "tokenizer_config.json" and any((candidate.parent / s).is_file() for s in _SEPARATE_FILES):
+                    continue
+                found.add(candidate)
+    return sorted(found)
+
+
+@dataclass(frozen=True)
+class TemplateCheck:
+    """The outcome for one template: ``ok``, ``degraded`` (some phases could not run) or ``failed``."""
+
+    path: Path
+    name: str
+    status: str
+    reason: str = ""
+    analysis: TemplateAnalysis | None = None
+
+    @property
+    def summary(self) -> str:
+        """A short status: the degraded phases, or the failure's first words."""
+        if self.status == "degraded" and self.analysis is not None:
+            return "degraded: " + ", ".join(sorted({d.phase for d in self.analysis.degraded}))
+        if self.status == "failed":
+            return "failed: " + (self.reason if len(self.reason) <= 90 else self.reason[:87] + "...")
+        return self.status
+
+    @property
+    def passed(self) -> bool:
+        """Degraded analyses pass (they are reported); failures do not."""
+        return self.status != "failed"
+
+
+def display_name(path: Path, roots: Iterable[Path]) -> str:
+    """``path`` relative to the root it was found under (posix style)."""
+    for root in roots:
+        base = root if root.is_dir() else root.parent
+        try:
+            return path.relative_to(base).as_posix()
+        except ValueError:
+            continue
+    return path.as_posix()
+
+
+def check_template(path: Path, name: str) -> TemplateCheck:
+    """Load and analyse one template."""
+    try:
+        analysis = analyze_template(ChatTemplate(load_template(path), clock=FROZEN_CLOCK))
+    except AutoparserError as exc:
+        return TemplateCheck(path, name, "failed", str(exc))
+    if analysis.degraded:
+        reason = "; ".join(f"{d.phase}: {d.comparison}: {d.reason}" for d in analysis.degraded)
+        return TemplateCheck(path, name, "degraded", reason, analysis)
+    return TemplateCheck(path, name, "ok", "", analysis)
+
+
+# --- lock files -----------------------------------------------------------------------
+
+_LOCKED = ("caps", "user_start", "assistant_start", "reasoning", "content", "tools", "preserved_tokens", "generation_prompt")
+
+
+def lock_entry(analysis: TemplateAnalysis) -> dict[str, Any]:
+    """The parts of an analysis a lock file records."""
+    data = analysis.to_json()
+    return {key: data[key] for key in _LOCKED}
+
+
+def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for key, sub in value.items():
+            out.update(_flatten(sub, f"{prefix}.{key}" if prefix else key))
+        return out
+    return {prefix: value}
+
+
+def lock_differences(name: str, locked: dict[str, Any] | None, current: dict[str, Any] | None) -> list[str]:
+    """Field-by-field differences, one line each:
+    ``Qwen3-Coder.jinja: tools.arguments.value_suffix '</parameter>\\n' -> '</parameter>'``."""
+    if locked is None:
+        return [f"{name}: not in the lock file (run with --update-lock to add it)"]
+    if current is None:
+        return [f"{name}: in the lock file but not checked (removed, or failed to analyse)"]
+    old, new = _flatten(locked), _flatten(current)
+    lines = []
+    for key in sorted(set(old) | set(new)):
+        if old.get(key) != new.get(key):
+            lines.append(f"{name}: {key} {old.get(key, '(absent)')!r} -> {new.get(key, '(absent)')!r}")
+    return lines
+
+
+def read_lock(path: Path) -> dict[str, Any]:
+    """A lock file's entries (an absent file is an error naming it)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise TemplateLoadError(f"{path}: no such lock file (create it with --update-lock)") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TemplateLoadError(f"{path}: cannot read the lock file: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise TemplateLoadError(f"{path}:{exc.lineno}: the lock file is not JSON: {exc.msg}") from None
+    templates = data.get("templates") if isinstance(data, dict) else None
+    if not isinstance(templates, dict):
+        raise TemplateLoadError(f"{path}: not a lock file (expected an object with 'templates')")
+    return templates
+
+
+def lock_text(entries: dict[str, Any]) -> str:
+    """Stable lock file text: sorted keys, two-space indent, one trailing newline."""
+    return json.dumps({"version": 1, "templates": entries}, indent=2, sort_keys=True, ensure_ascii=False) + "\n"

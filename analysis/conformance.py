@@ -1,0 +1,201 @@
+"""Expected-parse cases: load them and run the three checks.
+
+A case (one line of a ``cases.jsonl``) names a template, a request, a model
+output, whether it is cut short (``partial``) and the expected message.  The
+checks:
+
+* ``parse`` — the full parse gives the expected message (content and reasoning
+  compared without surrounding whitespace, arguments as JSON, ids when expected);
+* ``stream`` — every prefix parses without failing and grows the message, the
+  streaming parser fed one character at a time shows the same message as a full
+  parse of each prefix, and chunks of 1, 3 and 7 add up to the final message;
+* ``grammar`` — the generated grammar accepts what it constrains.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from analysis.errors import TemplateLoadError
+from analysis.generation import AutoParser, Generated, auto_parser
+from analysis.grammar_check import constrained_text
+from analysis.loading import load_template
+from analysis.mapper import Message, NotAnExtension, accumulate, message_deltas
+from analysis.request import ChatRequest
+from analysis.streaming import StreamParser
+from peg.errors import AutoparserError
+from peg.gbnf import MatchStatus, read_gbnf
+
+CHECK_NAMES = ("parse", "stream", "grammar")
+
+
+@dataclass(frozen=True)
+class CaseFailure:
+    """One failed check of one case."""
+
+    case_id: str
+    check: str
+    reason: str
+
+
+def load_cases(path: Path) -> list[dict[str, Any]]:
+    """Read a JSONL case file; a bad line is an error naming the file and line."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TemplateLoadError(f"{path}: cannot read the case file: {exc}") from None
+    cases = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            case = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise TemplateLoadError(f"{path}:{number}: not JSON: {exc.msg} (column {exc.colno})") from None
+        missing = [k for k in ("template", "request", "output", "expected") if not isinstance(case, dict) or k not in case]
+        if missing:
+            raise TemplateLoadError(f"{path}:{number}: a case needs {', '.join(missing)}")
+        case.setdefault("id", f"{path.name}:{number}")
+        case.setdefault("partial", False)
+        cases.append(case)
+    return cases
+
+
+def normalise(message: dict[str, Any], partial: bool, with_ids: bool) -> dict[str, Any]:
+    """Content/reasoning stripped, arguments parsed as JSON (partial ones: right-trimmed text)."""
+    calls = []
+    for call in message.get("tool_calls") or []:
+        function = call.get("function") or {}
+        args = function.get("arguments", "")
+        try:
+            args = json.loads(args) if isinstance(args, str) and args else args
+        except ValueError:
+            args = args.rstrip() if partial else args
+        calls.append({"name": function.get("name"), "arguments": args, **({"id": call.get("id")} if with_ids else {})})
+    return {
+        "content": (message.get("content") or "").strip(),
+        "reasoning_content": (message.get("reasoning_content") or "").strip(),
+        "tool_calls": calls,
+    }
+
+
+def readable_diff(expected: dict[str, Any], got: dict[str, Any]) -> str:
+    """Expected vs got as a unified diff of their pretty JSON."""
+    a = json.dumps(expected, indent=2, ensure_ascii=False, sort_keys=True).splitlines()
+    b = json.dumps(got, indent=2, ensure_ascii=False, sort_keys=True).splitlines()
+    return "\n".join(difflib.unified_diff(a, b, "expected", "got", lineterm="", n=1))
+
+
+def check_parse(generated: Generated, case: dict[str, Any]) -> str:
+    """"" when the full parse gives the expected message, else a readable diff."""
+    outcome = generated.parse(case["output"], partial=case["partial"])
+    with_ids = any("id" in c for c in case["expected"].get("tool_calls") or [])
+    got = normalise(outcome.message.to_json(), case["partial"], with_ids)
+    expected = normalise(case["expected"], case["partial"], with_ids)
+    if got == expected:
+        return ""
+    note = f"\n({outcome.warning})" if outcome.warning else ""
+    return readable_diff(expected, got) + note
+
+
+def check_prefixes(generated: Generated, output: str) -> str:
+    """Every prefix parses (partial) without failing, grows the message, and the
+    streaming parser fed one character at a time shows the same message."""
+    stream = StreamParser(generated)
+    previous = Message()
+    for i in range(1, len(output) + 1):
+        outcome = generated.parse(output[:i], partial=True)
+        if not outcome.ok:
+            return f"the prefix of {i} characters fails: {outcome.warning}"
+        try:
+            message_deltas(previous, outcome.message)
+        except NotAnExtension as exc:
+            return f"the prefix of {i} characters shrinks the message: {exc}"
+        previous = outcome.message
+        stream.feed(output[i - 1])
+        if stream.message() != outcome.message:
+            return f"the prefix of {i} characters: streamed {stream.message()} but parsed {outcome.message}"
+    return ""
+
+
+def check_stream(generated: Generated, case: dict[str, Any]) -> str:
+    """"" when every prefix behaves and chunked streams add up to the final message."""
+    output = case["output"]
+    problem = check_prefixes(generated, output)
+    if problem:
+        return problem
+    final = generated.parse(output, partial=case["partial"]).message
+    for size in (1, 3, 7):
+        stream = StreamParser(generated)
+        deltas = []
+        for i in range(0, len(output), size):
+            deltas.extend(stream.feed(output[i : i + size]))
+        if not case["partial"]:
+            deltas.extend(stream.finish()[0])
+        if stream.warning:
+            return f"chunks of {size}: {stream.warning}"
+        if accumulate(deltas) != final:
+            return f"chunks of {size}: the deltas add up to {accumulate(deltas)}, the final message is {final}"
+    return ""
+
+
+def check_grammar(generated: Generated, case: dict[str, Any]) -> str:
+    """"" when the grammar accepts what it constrains (or there is no grammar)."""
+    if generated.grammar_error:
+        return f"no grammar: {generated.grammar_error}"
+    text = constrained_text(generated, case["output"])
+    if text is None:
+        return ""
+    result = read_gbnf(generated.grammar).match(text)
+    if result.status is MatchStatus.ACCEPTED or (case["partial"] and result.status is MatchStatus.PREFIX):
+        return ""
+    around = text[max(0, result.position - 30) : result.position + 30]
+    return f"the grammar {result.status.value} the output at offset {result.position}: {around!r}"
+
+
+CHECKS: dict[str, Callable[[Generated, dict[str, Any]], str]] = {
+    "parse": check_parse,
+    "stream": check_stream,
+    "grammar": check_grammar,
+}
+
+
+class CaseRunner:
+    """Runs cases, loading and analysing each template once."""
+
+    def __init__(self, templates_dir: Path):
+        self.templates_dir = templates_dir
+        self._parsers: dict[str, AutoParser | AutoparserError] = {}
+
+    def parser_for(self, template: str) -> AutoParser:
+        """The template's parser factory (raises the load/analysis error, once per template)."""
+        if template not in self._parsers:
+            try:
+                self._parsers[template] = auto_parser(load_template(self.templates_dir / template))
+            except AutoparserError as exc:
+                self._parsers[template] = exc
+        found = self._parsers[template]
+        if isinstance(found, AutoparserError):
+            raise found
+        return found
+
+    def run(self, case: dict[str, Any]) -> list[CaseFailure]:
+        """The failed checks of ``case`` (empty when it passes)."""
+        case_id = str(case["id"])
+        try:
+            generated = self.parser_for(case["template"]).generate(ChatRequest.from_json(case["request"]))
+        except AutoparserError as exc:
+            return [CaseFailure(case_id, "setup", str(exc))]
+        failures = []
+        for name, check in CHECKS.items():
+            try:
+                reason = check(generated, case)
+            except AutoparserError as exc:
+                reason = str(exc)
+            if reason:
+                failures.append(CaseFailure(case_id, name, reason))
+        return failures
