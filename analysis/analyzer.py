@@ -16,6 +16,7 @@ from analysis.caps import Capabilities, detect_capabilities
 from analysis.content_phase import analyze_content
 from analysis.diff import segment_diff
 from analysis.errors import TemplateRenderError
+from analysis.handlers import find_handler
 from analysis.markers import MARKER_RE, lstrip_ws, strip_ws
 from analysis.phase_log import PhaseLog
 from analysis.probes import (
@@ -68,6 +69,11 @@ def analyze_template(
     user_start, assistant_start = _role_starts(prober, log, reasoning, content)
     result = replace(result, user_start=user_start, assistant_start=assistant_start)
     result, fired = apply_workarounds(template.source, result)
+    found = find_handler(template.source, prober)
+    if found is not None:
+        handler, rule = found
+        result = replace(handler.refine(result, template.source), specialized=handler.name, specialized_rule=rule)
+        log.cite_source(f"handler: {handler.name}", rule)
     for name in fired:
         log.cite_source(f"workaround: {name}", "template source")
     generation = _generation_prompt(prober, log, result.reasoning, enable_thinking)

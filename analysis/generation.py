@@ -14,6 +14,7 @@ from typing import Any
 
 from analysis.analyzer import analyze_template, prefill_outcome
 from analysis.caps import Capabilities
+from analysis.handlers import handler_named
 from analysis.mapper import Message, map_result
 from analysis.parser_builder import BuiltParser, build_parser
 from analysis.prompting import Prompt, build_prompt
@@ -151,7 +152,12 @@ class AutoParser:
         """Prompt, parser, grammar, triggers and preserved tokens for ``request``."""
         prompt = build_prompt(self.template, self.caps, request, self.analysis.reasoning)
         prefill = prefill_outcome(prompt.generation_prompt, self.analysis.reasoning)
-        built = build_parser(self.analysis, request, prompt.generation_prompt, prompt.continued_text, prefill)
+        handler = handler_named(self.analysis.specialized) if self.analysis.specialized else None
+        if handler is not None and handler.build is not None:
+            built = handler.build(self.analysis, request, prompt.generation_prompt, prompt.continued_text, prefill)
+        else:
+            calls = handler.calls if handler is not None else None
+            built = build_parser(self.analysis, request, prompt.generation_prompt, prompt.continued_text, prefill, calls)
         grammar, lazy, triggers, error = _grammar(built, request)
         return Generated(
             self.analysis, request, prompt, prefill, built, grammar, lazy, triggers, self.analysis.preserved_tokens, error

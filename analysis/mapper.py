@@ -22,6 +22,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from analysis.pyliteral import py_to_json
 from peg.engine import ParseResult, TagNode
 
 _WS = " \t\r\n"
@@ -101,6 +102,8 @@ def _tagged_arguments(call: TagNode) -> str:
             value = string_value(node.text, node.complete)
         for node in arg.find("tool-arg-json"):
             value = json_value(node.text, node.complete)
+        for node in arg.find("tool-arg-py"):
+            value = py_to_json(node.text, node.complete)
         parts.append(head + value)
         if not arg.complete:
             break

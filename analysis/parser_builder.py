@@ -13,7 +13,7 @@ text) or ``tool-arg`` items (``tool-arg-name`` plus ``tool-arg-string`` or
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from analysis.markers import strip_ws
 from analysis.request import ChatRequest, ReasoningFormat, ToolChoice
@@ -272,8 +272,7 @@ def _tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any]) -> Par
 
 def _calls(analysis: TemplateAnalysis, request: ChatRequest) -> Parser:
     fmt = analysis.tools.format
-    # longest names first: PEG choice commits, and "f" must not win over "f_with_opt"
-    functions = sorted(_tool_functions(request.tools), key=lambda f: -len(f["name"]))
+    functions = tool_functions(request)
     build = _json_native_call if fmt.mode is ToolFormat.JSON_NATIVE else _tag_call
     call = p.choice(*(build(analysis, f) for f in functions))
     many = request.parallel_tool_calls
@@ -300,26 +299,42 @@ def trigger_marker(analysis: TemplateAnalysis) -> str:
     return strip_ws(fmt.section_start) or strip_ws(fmt.per_call_start)
 
 
+#: A dedicated handler's tool-call parser for a request, and its trigger marker.
+CallsBuilder = Callable[[TemplateAnalysis, ChatRequest], "tuple[Parser, str]"]
+
+
+def tool_functions(request: ChatRequest) -> list[Mapping[str, Any]]:
+    """The request's functions, longest names first (PEG choice commits: "f"
+    must not win over "f_with_opt")."""
+    return sorted(_tool_functions(request.tools), key=lambda f: -len(f["name"]))
+
+
 def build_parser(
     analysis: TemplateAnalysis,
     request: ChatRequest,
     generation_prompt: str,
     continued_text: str,
     prefill: PrefillOutcome,
+    calls_builder: CallsBuilder | None = None,
 ) -> BuiltParser:
-    """Compose the parser for ``request`` (see the module docstring)."""
+    """Compose the parser for ``request`` (see the module docstring).  A dedicated
+    handler passes ``calls_builder`` for its own tool-call syntax."""
     extracts = request.reasoning_format is not ReasoningFormat.NONE and analysis.reasoning.mode is not ReasoningMode.NONE
     boilerplate, cleared = boilerplate_and_reasoning_start(generation_prompt, continued_text, analysis, prefill)
     reasoning = _reasoning(analysis, cleared) if extracts else p.eps()
-    tools_on = request.has_tools and analysis.tools.format.mode is not ToolFormat.NONE and _tool_functions(request.tools)
+    has_format = analysis.tools.format.mode is not ToolFormat.NONE or calls_builder is not None
+    tools_on = request.has_tools and has_format and _tool_functions(request.tools)
     tool_calls: Parser | None = None
     trigger = ""
     strict: Parser | None = None
     if request.json_schema is not None:
         body = reasoning + p.space() + p.tag("content", p.schema(p.json_value(), "response-format", request.json_schema)) + p.space() + p.end()
     elif tools_on:
-        tool_calls = _calls(analysis, request)
-        trigger = trigger_marker(analysis)
+        if calls_builder is not None:
+            tool_calls, trigger = calls_builder(analysis, request)
+        else:
+            tool_calls = _calls(analysis, request)
+            trigger = trigger_marker(analysis)
         if trigger:
             with_calls = _content_until(analysis, trigger) + tool_calls + p.end()
         else:

@@ -187,6 +187,15 @@ class Prober:
             raise cached
         return cached
 
+    def render_shaped(self, request: RenderRequest) -> str | None:
+        """Render ``request`` in the first shape the template accepts, or None."""
+        for _, shape in self.shapes:
+            try:
+                return self.render(shape(request))
+            except TemplateRenderError:
+                continue
+        return None
+
     def compare(self, name: str, a: RenderRequest, b: RenderRequest) -> Comparison:
         """Render ``a`` and ``b`` in the first shape both accept and diff them.
 

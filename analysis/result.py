@@ -207,6 +207,7 @@ class TemplateAnalysis(_Jsonable):
     degraded: tuple[Degradation, ...] = ()
     evidence: tuple[Evidence, ...] = ()
     specialized: str | None = None
+    specialized_rule: str = ""  #: the detection rule that matched
 
     def to_json(self) -> dict[str, Any]:
         """The reference's fields plus ``generation_prompt``, ``workarounds``,
@@ -218,6 +219,7 @@ class TemplateAnalysis(_Jsonable):
         data["reasoning_prefill"] = self.generation_prompt.prefill.value
         if self.specialized is None:
             data.pop("specialized")
+            data.pop("specialized_rule")
         return data
 
     def marker_fields(self) -> dict[str, str]:

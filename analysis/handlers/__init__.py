@@ -1,0 +1,59 @@
+"""Dedicated handlers: formats the differential analysis cannot see.
+
+A handler is a small declared unit: a name, a detection rule (over probe
+renders where possible, else over the template source), a refinement of the
+analysis (its markers, for display and for the shared parser pieces), and the
+parser pieces it needs — a tool-call parser (``calls``) or a whole body
+(``build``) — built with the same PEG engine and read by the same mapper.
+Handlers are tried in order; the first whose rule matches owns the template.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from analysis.parser_builder import BuiltParser, CallsBuilder
+from analysis.probes import Prober
+from analysis.request import ChatRequest
+from analysis.result import PrefillOutcome, TemplateAnalysis
+
+#: ``detect(source, prober)`` returns the rule that matched (a sentence), or None.
+Detector = Callable[[str, Prober], "str | None"]
+#: A whole-parser builder: (analysis, request, generation prompt, continued text, prefill).
+Builder = Callable[[TemplateAnalysis, ChatRequest, str, str, PrefillOutcome], BuiltParser]
+
+
+@dataclass(frozen=True)
+class Handler:
+    """One dedicated format."""
+
+    name: str
+    detect: Detector
+    refine: Callable[[TemplateAnalysis, str], TemplateAnalysis]  #: (analysis, template source)
+    calls: CallsBuilder | None = None
+    build: Builder | None = None
+
+
+def registry() -> tuple[Handler, ...]:
+    """Every handler, in the order they are tried."""
+    from analysis.handlers import pythonic
+
+    return (pythonic.HANDLER,)
+
+
+def find_handler(source: str, prober: Prober) -> tuple[Handler, str] | None:
+    """The first handler whose rule matches, with the rule."""
+    for handler in registry():
+        rule = handler.detect(source, prober)
+        if rule:
+            return handler, rule
+    return None
+
+
+def handler_named(name: str) -> Handler:
+    """The handler called ``name``."""
+    for handler in registry():
+        if handler.name == name:
+            return handler
+    raise KeyError(name)

@@ -1,0 +1,94 @@
+"""LFM2 / LFM2.5: pythonic calls ``<|tool_call_start|>[name(a=1, b="x")]<|tool_call_end|>``.
+
+Values are Python literals (``True``/``False``/``None``, either quote style,
+nested lists and dicts); names may be dotted (``Calendar.create_event``).  A
+bare ``[`` in prose stays content: calls start only at the section marker.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Mapping
+
+from analysis.handlers import Handler
+from analysis.parser_builder import tool_functions
+from analysis.probes import ARG_A, FUN_A, Prober, assistant, conversation, tool_call
+from analysis.request import ChatRequest
+from analysis.result import ReasoningAnalysis, ReasoningMode, TemplateAnalysis, ToolFormat
+from peg import combinators as p
+from peg.combinators import UNBOUNDED, Parser, Ref
+
+SECTION_START = "<|tool_call_start|>"
+SECTION_END = "<|tool_call_end|>"
+
+
+def detect(source: str, prober: Prober) -> str | None:
+    """A probe call renders as ``name(arg=...)`` inside the section markers."""
+    out = prober.render_shaped(conversation(assistant(content="", calls=[tool_call(arguments={ARG_A: "v"})])))
+    if out is not None and f"{FUN_A}({ARG_A}=" in out and SECTION_START in out:
+        return f"a probe call renders as {SECTION_START}[{FUN_A}({ARG_A}=...)]"
+    listed = prober.render_shaped(conversation()) or ""
+    for opener in ("<|tool_list_start|>", "List of tools: ["):
+        if opener in listed and FUN_A in listed.split(opener, 1)[1] and "<|im_start|>" in listed:
+            return f"the probe tools render after {opener!r} in ChatML turns (LFM2's tool list; its models call in pythonic form)"
+    return None
+
+
+def refine(analysis: TemplateAnalysis, source: str) -> TemplateAnalysis:
+    """Section markers and pythonic argument markers; ``<think>`` reasoning when
+    the template handles it."""
+    tools = analysis.tools
+    reasoning = analysis.reasoning
+    if reasoning.mode is ReasoningMode.NONE and "</think>" in source:
+        reasoning = ReasoningAnalysis(ReasoningMode.TAG_BASED, "<think>", "</think>")
+    return replace(
+        analysis,
+        reasoning=reasoning,
+        tools=replace(
+            tools,
+            format=replace(tools.format, mode=ToolFormat.TAG_WITH_TAGGED, section_start=SECTION_START + "[", section_end="]" + SECTION_END, per_call_start="", per_call_end=""),
+            function=replace(tools.function, name_prefix="", name_suffix="(", close=")"),
+            arguments=replace(tools.arguments, name_prefix="", name_suffix="=", value_prefix="", value_suffix="", separator=", "),
+        ),
+    )
+
+
+def python_value() -> Parser:
+    """A Python literal: strings in either quote style, numbers, True/False/None
+    (and JSON's spellings), lists, tuples and dicts, nested."""
+    value = p.rule("py-value")
+    ref = Ref(value)
+    ws = p.space()
+    dq = p.literal('"') + p.zero_or_more(p.choice(p.chars('[^"\\\\]', 1, p.UNBOUNDED), p.literal("\\") + p.chars("[^\\n]"))) + p.literal('"')  # type: ignore[attr-defined]
+    sq = p.literal("'") + p.zero_or_more(p.choice(p.chars("[^'\\\\]", 1, p.UNBOUNDED), p.literal("\\") + p.chars("[^\\n]"))) + p.literal("'")  # type: ignore[attr-defined]
+    number = p.chars("[-+0-9.eE]", 1, UNBOUNDED)
+    word = p.choice(*(p.literal(w) for w in ("True", "False", "None", "true", "false", "null")))
+    items = p.optional(ref + p.zero_or_more(ws + p.literal(",") + ws + ref) + ws + p.optional(p.literal(",") + ws))
+    listing = p.literal("[") + ws + items + p.literal("]")
+    tupled = p.literal("(") + ws + items + p.literal(")")
+    pair = ref + ws + p.literal(":") + ws + ref
+    pairs = p.optional(pair + p.zero_or_more(ws + p.literal(",") + ws + pair) + ws + p.optional(p.literal(",") + ws))
+    mapping = p.literal("{") + ws + pairs + p.literal("}")
+    value.body = p.choice(dq, sq, mapping, listing, tupled, word, number)
+    return value
+
+
+def _call(function: Mapping[str, Any], value: Parser) -> Parser:
+    properties = (function.get("parameters") or {}).get("properties") or {}
+    names = sorted(properties, key=lambda n: -len(str(n))) if isinstance(properties, Mapping) else []
+    name_choice = p.choice(*(p.literal(str(n)) for n in names)) if names else p.chars("[A-Za-z0-9_]", 1, UNBOUNDED)
+    arg = p.tag("tool-arg", p.tag("tool-arg-name", name_choice) + p.space() + p.literal("=") + p.space() + p.tag("tool-arg-py", value))
+    args = p.optional(arg + p.zero_or_more(p.space() + p.literal(",") + p.space() + arg) + p.space())
+    return p.tag("tool", p.tag("tool-name", p.literal(function["name"])) + p.literal("(") + p.space() + args + p.literal(")"))
+
+
+def calls(analysis: TemplateAnalysis, request: ChatRequest) -> tuple[Parser, str]:
+    """``<|tool_call_start|>[call, call]<|tool_call_end|>``."""
+    value = python_value()
+    call = p.choice(*(_call(f, value) for f in tool_functions(request)))
+    more = p.zero_or_more(p.space() + p.literal(",") + p.space() + call)  # the list syntax always allows several
+    parser = p.literal(SECTION_START) + p.space() + p.literal("[") + p.space() + call + more + p.space() + p.literal("]") + p.space() + p.literal(SECTION_END) + p.space()
+    return parser, SECTION_START
+
+
+HANDLER = Handler("lfm2-pythonic", detect, refine, calls=calls)
