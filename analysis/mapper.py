@@ -22,6 +22,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from analysis.handlers.gemma4 import gemma_to_json
 from analysis.pyliteral import py_to_json
 from peg.engine import ParseResult, TagNode
 
@@ -104,6 +105,8 @@ def _tagged_arguments(call: TagNode) -> str:
             value = json_value(node.text, node.complete)
         for node in arg.find("tool-arg-py"):
             value = py_to_json(node.text, node.complete)
+        for node in arg.find("tool-arg-gemma"):
+            value = gemma_to_json(node.text, node.complete)
         parts.append(head + value)
         if not arg.complete:
             break
@@ -134,6 +137,9 @@ class _Walk:
     keep_reasoning_in_content: bool = False
 
     def visit(self, node: TagNode) -> None:
+        if node.name in ("harmony-msg", "harmony-msg-raw"):
+            self.harmony(node, raw=node.name == "harmony-msg-raw")
+            return
         if node.name == "tool":
             call = _call(node)
             if call is not None:
@@ -149,6 +155,31 @@ class _Walk:
             self.content.append(node.text)
         for child in node.children:
             self.visit(child)
+
+
+    def harmony(self, node: TagNode, raw: bool) -> None:
+        """One harmony message: the recipient and the last channel decide where its body goes."""
+        recipients = [n for n in node.children if n.name == "h-to"]
+        channels = [n.text for n in node.children if n.name == "h-channel"]
+        bodies = [n for n in node.children if n.name == "h-body"]
+        if not bodies:
+            return  # the header is still being written
+        body = bodies[0]
+        recipient = recipients[-1] if recipients else None
+        if recipient is not None and recipient.text.startswith("functions."):
+            if not recipient.complete:
+                return
+            arguments = body.text.strip(_WS) if body.complete else body.text.lstrip(_WS)
+            self.calls.append(ToolCall(recipient.text[len("functions.") :], arguments))
+        elif recipient is not None and recipient.text != "assistant":
+            return  # a message to a built-in tool (python, browser...): not part of the reply
+        elif channels and channels[-1] == "analysis":
+            if raw or self.keep_reasoning_in_content:
+                self.content.append(node.text)
+            else:
+                self.reasoning.append(body.text)
+        else:
+            self.content.append(body.text)
 
 
 def map_result(result: ParseResult, keep_reasoning_in_content: bool = False) -> Message:

@@ -114,7 +114,13 @@ def _open_reasoning(before: str, start: str, end: str) -> str:
 CONTINUATION_PROBE = "Zcontinuation_probe_textZ"
 
 
-def build_prompt(template: ChatTemplate, caps: Capabilities, request: ChatRequest, reasoning: ReasoningAnalysis | None = None) -> Prompt:
+def build_prompt(
+    template: ChatTemplate,
+    caps: Capabilities,
+    request: ChatRequest,
+    reasoning: ReasoningAnalysis | None = None,
+    content_start: str = "",
+) -> Prompt:
     """Render the request's prompt and find its generation prompt.
 
     A continued final message is rendered with a probe as its content; the
@@ -146,7 +152,10 @@ def build_prompt(template: ChatTemplate, caps: Capabilities, request: ChatReques
             text = _open_reasoning(before, start, end) + thought
     else:
         if thought and (start or end) and thought not in before:
-            before = _open_reasoning(before, start, end) + thought + end
+            header = content_start if content_start and before.endswith(content_start) else ""
+            if header:  # reasoning goes before the content's own header (harmony's final channel)
+                before = before[: -len(header)]
+            before = _open_reasoning(before, start, end) + thought + end + header
         text = before + content
     split = diff_split(base, text)
     own = thought if continued == "reasoning" else content

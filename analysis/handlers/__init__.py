@@ -37,9 +37,9 @@ class Handler:
 
 def registry() -> tuple[Handler, ...]:
     """Every handler, in the order they are tried."""
-    from analysis.handlers import pythonic
+    from analysis.handlers import gemma4, harmony, pythonic
 
-    return (pythonic.HANDLER,)
+    return (harmony.HANDLER, pythonic.HANDLER, gemma4.HANDLER)
 
 
 def find_handler(source: str, prober: Prober) -> tuple[Handler, str] | None:

@@ -1,0 +1,140 @@
+"""Gemma 4: ``<|channel>thought ... <channel|>`` reasoning and
+``<|tool_call>call:name{key:<|"|>text<|"|>,n:1}<tool_call|>`` calls.
+
+Values are strings between ``<|"|>`` quotes, numbers, ``true``/``false``/``null``,
+arrays and objects with bare keys.  Empty thought blocks and stray channel
+markers the model leaves around its answer are dropped from content; a literal
+``<|tool_call>`` not followed by ``call:`` stays content.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+from analysis.handlers import Handler
+from analysis.parser_builder import BuiltParser, boilerplate_and_reasoning_start, tool_functions
+from analysis.probes import ARG_A, FUN_A, Prober, assistant, conversation, tool_call
+from analysis.request import ChatRequest, ReasoningFormat
+from analysis.result import PrefillOutcome, ReasoningAnalysis, ReasoningMode, TemplateAnalysis, ToolFormat
+from peg import combinators as p
+from peg.combinators import UNBOUNDED, Parser, Ref
+
+QUOTE = '<|"|>'
+CALL_START = "<|tool_call>"
+CALL_END = "<tool_call|>"
+CHANNEL_OPEN = "<|channel>"
+CHANNEL_CLOSE = "<channel|>"
+
+
+def detect(source: str, prober: Prober) -> str | None:
+    """A probe call renders as ``<|tool_call>call:name{arg:<|"|>...``."""
+    out = prober.render_shaped(conversation(assistant(content="", calls=[tool_call(arguments={ARG_A: "v"})])))
+    if out is not None and f"{CALL_START}call:{FUN_A}{{{ARG_A}:{QUOTE}" in out:
+        return f"a probe call renders as {CALL_START}call:{FUN_A}{{{ARG_A}:{QUOTE}v{QUOTE}}}"
+    return None
+
+
+def refine(analysis: TemplateAnalysis, source: str) -> TemplateAnalysis:
+    tools = analysis.tools
+    return replace(
+        analysis,
+        reasoning=ReasoningAnalysis(ReasoningMode.TAG_BASED, CHANNEL_OPEN + "thought\n", CHANNEL_CLOSE),
+        tools=replace(
+            tools,
+            format=replace(tools.format, mode=ToolFormat.TAG_WITH_TAGGED, per_call_start=CALL_START, per_call_end=CALL_END, section_start="", section_end=""),
+            function=replace(tools.function, name_prefix="call:", name_suffix="{", close="}"),
+            arguments=replace(tools.arguments, name_prefix="", name_suffix=":", value_prefix="", value_suffix="", separator=","),
+        ),
+    )
+
+
+def gemma_value() -> Parser:
+    """A Gemma value: <|"|>string<|"|>, number, true/false/null, [..], {key:value,..}."""
+    value = p.rule("gemma-value")
+    ref = Ref(value)
+    string = p.literal(QUOTE) + p.until(QUOTE) + p.literal(QUOTE)
+    number = p.chars("[-+0-9.eE]", 1, UNBOUNDED)
+    word = p.choice(p.literal("true"), p.literal("false"), p.literal("null"))
+    key = p.choice(string, p.chars("[A-Za-z0-9_]", 1, UNBOUNDED))
+    pair = key + p.space() + p.literal(":") + p.space() + ref
+    obj = p.literal("{") + p.space() + p.optional(pair + p.zero_or_more(p.space() + p.literal(",") + p.space() + pair)) + p.space() + p.literal("}")
+    arr = p.literal("[") + p.space() + p.optional(ref + p.zero_or_more(p.space() + p.literal(",") + p.space() + ref)) + p.space() + p.literal("]")
+    value.body = p.choice(string, obj, arr, word, number)
+    return value
+
+
+def gemma_to_json(text: str, complete: bool) -> str:
+    """Translate a Gemma value (or a prefix of one) to JSON text (prefix-stable)."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        if text.startswith(QUOTE, i):
+            j = text.find(QUOTE, i + len(QUOTE))
+            if j < 0:
+                raw = text[i + len(QUOTE) :]
+                for k in range(len(QUOTE) - 1, 0, -1):  # a closing quote may be cut short
+                    if raw.endswith(QUOTE[:k]):
+                        raw = raw[:-k]
+                        break
+                out.append(json.dumps(raw, ensure_ascii=False)[:-1])
+                return "".join(out)
+            out.append(json.dumps(text[i + len(QUOTE) : j], ensure_ascii=False))
+            i = j + len(QUOTE)
+            continue
+        if not complete and QUOTE.startswith(text[i:]):
+            return "".join(out)  # an opening quote cut short
+        c = text[i]
+        if c.isalpha() or c == "_":
+            j = i
+            while j < n and (text[j].isalnum() or text[j] == "_"):
+                j += 1
+            word = text[i:j]
+            rest = text[j:].lstrip()
+            if j == n and not complete:
+                return "".join(out)  # a key or a literal still being written
+            out.append(json.dumps(word) if rest.startswith(":") else word)
+            i = j
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def _call(function: dict, value: Parser) -> Parser:
+    properties = (function.get("parameters") or {}).get("properties") or {}
+    names = sorted(properties, key=lambda n: -len(str(n)))
+    name_choice = p.choice(*(p.literal(str(n)) for n in names)) if names else p.chars("[A-Za-z0-9_]", 1, UNBOUNDED)
+    arg = p.tag("tool-arg", p.tag("tool-arg-name", name_choice) + p.space() + p.literal(":") + p.space() + p.tag("tool-arg-gemma", value))
+    args = p.optional(arg + p.zero_or_more(p.space() + p.literal(",") + p.space() + arg))
+    return p.tag(
+        "tool",
+        p.literal(CALL_START + "call:") + p.tag("tool-name", p.literal(function["name"])) + p.literal("{") + p.space() + args + p.space() + p.literal("}") + p.literal(CALL_END),
+    )
+
+
+def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: str, continued_text: str, prefill: PrefillOutcome) -> BuiltParser:
+    """Reasoning block, then content, calls and stray channel markers in any order."""
+    extracts = request.reasoning_format is not ReasoningFormat.NONE
+    boilerplate, _ = boilerplate_and_reasoning_start(generation_prompt, continued_text, analysis, prefill)
+    channel = p.one_or_more(p.literal(CHANNEL_OPEN)) + p.literal("thought")
+    thought = p.tag("reasoning-block", channel + p.space() + p.tag("reasoning", p.until(CHANNEL_CLOSE)) + p.literal(CHANNEL_CLOSE) + p.space())
+    functions = tool_functions(request) if request.has_tools else []
+    value = gemma_value()
+    call = p.choice(*(_call(dict(f), value) for f in functions)) if functions else None
+    stops = ([CALL_START] if call is not None else []) + ([CHANNEL_OPEN, CHANNEL_CLOSE] if extracts else [])
+    items: list[Parser] = []
+    if call is not None:
+        items.append(call + p.space())
+    if extracts:
+        items += [thought, p.literal(CHANNEL_CLOSE), p.literal(CHANNEL_OPEN)]
+    if call is not None:
+        items.append(p.tag("content", p.literal(CALL_START)))  # not followed by call: prose
+    items.append(p.tag("content", p.until(*stops) if stops else p.rest()))
+    reasoning = p.optional(thought) if extracts else p.eps()
+    body = reasoning + p.zero_or_more(p.choice(*items)) + p.end()
+    tool_calls = p.one_or_more(call + p.space()) if call is not None else None
+    return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, tool_calls, CALL_START if call is not None else "", extracts)
+
+
+HANDLER = Handler("gemma4", detect, refine, build=build)

@@ -1,0 +1,68 @@
+"""GPT-OSS (harmony): a turn is a sequence of messages
+``[ to=R]<|channel|>C[ to=R][ <|constrain|>T]<|message|>BODY<|end|>``, separated by
+``<|start|>assistant``.
+
+The ``analysis`` channel is reasoning, ``final`` and ``commentary`` are content,
+a message to ``functions.NAME`` is a call whose body is its JSON arguments, and
+messages to other recipients (``python``, ``container.exec``) are dropped.  The
+last channel named in a header decides (``commentary to=assistant<|channel|>analysis``
+is reasoning).  A truncated output such as a lone ``<|channel|>`` parses as
+an incomplete header.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from analysis.handlers import Handler
+from analysis.parser_builder import BuiltParser, boilerplate_and_reasoning_start
+from analysis.probes import Prober, assistant, conversation
+from analysis.request import ChatRequest
+from analysis.result import ContentMode, PrefillOutcome, ReasoningAnalysis, ReasoningMode, TemplateAnalysis, ToolFormat
+from peg import combinators as p
+from peg.combinators import UNBOUNDED
+
+ENDS = ("<|end|>", "<|call|>", "<|return|>")
+SEPARATOR = "<|start|>assistant"
+
+
+def detect(source: str, prober: Prober) -> str | None:
+    """An assistant turn renders with ``<|channel|>final<|message|>``."""
+    out = prober.render_shaped(conversation(assistant(), tools=False))
+    if out is not None and "<|channel|>final<|message|>" in out:
+        return "an assistant turn renders as <|start|>assistant<|channel|>final<|message|>..."
+    return None
+
+
+def refine(analysis: TemplateAnalysis, source: str) -> TemplateAnalysis:
+    tools = analysis.tools
+    return replace(
+        analysis,
+        reasoning=ReasoningAnalysis(ReasoningMode.TAG_BASED, "<|channel|>analysis<|message|>", "<|end|>"),
+        content=replace(analysis.content, mode=ContentMode.ALWAYS_WRAPPED, start="<|channel|>final<|message|>", end="<|end|>"),
+        tools=replace(
+            tools,
+            format=replace(tools.format, mode=ToolFormat.TAG_WITH_JSON, per_call_start=" to=functions.", per_call_end="<|call|>", section_start="", section_end=""),
+            function=replace(tools.function, name_prefix="functions.", name_suffix="<|message|>", close=""),
+        ),
+    )
+
+
+def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: str, continued_text: str, prefill: PrefillOutcome) -> BuiltParser:
+    """Messages, each a header and a body, until the end of the output."""
+    boilerplate, _ = boilerplate_and_reasoning_start(generation_prompt, continued_text, analysis, prefill)
+    word = p.chars("[^<> \t\n]", 1, UNBOUNDED)
+    to_token = p.space() + p.literal("to=") + p.tag("h-to", word)
+    constrain = p.space() + p.literal("<|constrain|>") + word
+    channel = p.literal("<|channel|>") + p.tag("h-channel", p.chars("[A-Za-z0-9_]", 1, UNBOUNDED))
+    header = p.one_or_more(p.choice(to_token, channel, constrain)) + p.space()
+    raw = request.reasoning_format.value == "none"  # reasoning stays in content, verbatim
+    message = p.tag(
+        "harmony-msg-raw" if raw else "harmony-msg",
+        header + p.literal("<|message|>") + p.tag("h-body", p.until(*ENDS, "<|start|>")) + p.optional(p.choice(*(p.literal(e) for e in ENDS))),
+    )
+    body = p.zero_or_more(message + p.optional(p.literal(SEPARATOR))) + p.space() + p.end()
+    return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, None, "", request.reasoning_format.value != "none")
+
+
+HANDLER = Handler("gpt-oss-harmony", detect, refine, build=build)
