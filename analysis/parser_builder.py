@@ -328,7 +328,10 @@ def build_parser(
     trigger = ""
     strict: Parser | None = None
     if request.json_schema is not None:
-        body = reasoning + p.space() + p.tag("content", p.schema(p.json_value(), "response-format", request.json_schema)) + p.space() + p.end()
+        fence_open = p.optional(p.literal("```") + p.optional(p.literal("json")) + p.space())  # models often fence it
+        fence_close = p.optional(p.literal("```") + p.space())
+        response = p.tag("content", p.schema(p.json_value(), "response-format", request.json_schema))
+        body = reasoning + p.space() + fence_open + response + p.space() + fence_close + p.end()
     elif tools_on:
         if calls_builder is not None:
             tool_calls, trigger = calls_builder(analysis, request)

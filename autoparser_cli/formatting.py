@@ -165,6 +165,7 @@ def analysis_tables(analysis: "TemplateAnalysis") -> list[Table]:
                 ("preserved_tokens", Text("  ".join(t.replace("\n", "↵") for t in a.preserved_tokens) or "—")),
                 ("workarounds", a.workarounds),
                 ("specialized", a.specialized or ""),
+                ("handler rule", a.specialized_rule),
             ],
         ),
     ]

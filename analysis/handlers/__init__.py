@@ -37,9 +37,18 @@ class Handler:
 
 def registry() -> tuple[Handler, ...]:
     """Every handler, in the order they are tried."""
-    from analysis.handlers import gemma4, harmony, pythonic
+    from analysis.handlers import dsml, functionary32, gemma4, gigachat3, harmony, kimi, mistral3, pythonic
 
-    return (harmony.HANDLER, pythonic.HANDLER, gemma4.HANDLER)
+    return (
+        harmony.HANDLER,
+        functionary32.HANDLER,
+        pythonic.HANDLER,
+        gemma4.HANDLER,
+        dsml.HANDLER,
+        kimi.HANDLER,
+        mistral3.HANDLER,
+        gigachat3.HANDLER,
+    )
 
 
 def find_handler(source: str, prober: Prober) -> tuple[Handler, str] | None:

@@ -1,0 +1,53 @@
+"""Functionary v3.2: recipients after ``>>>``: ``all`` then content, or a
+function name then its JSON arguments; several in a row (``>>>f\\n{..}>>>g\\n{..}``)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from analysis.handlers import Handler
+from analysis.parser_builder import BuiltParser, boilerplate_and_reasoning_start, tool_functions
+from analysis.probes import Prober, conversation
+from analysis.request import ChatRequest
+from analysis.result import PrefillOutcome, TemplateAnalysis, ToolFormat
+from peg import combinators as p
+
+MARK = ">>>"
+
+
+def detect(source: str, prober: Prober) -> str | None:
+    """The generation prompt ends with the recipient marker ``>>>``."""
+    out = prober.render_shaped(conversation(agp=True, tools=True)) or ""
+    if out.rstrip().endswith(MARK) and ">>>all" in source:
+        return "the generation prompt ends with >>> (a recipient follows: all, or a function)"
+    return None
+
+
+def refine(analysis: TemplateAnalysis, source: str) -> TemplateAnalysis:
+    tools = analysis.tools
+    return replace(
+        analysis,
+        tools=replace(
+            tools,
+            format=replace(tools.format, mode=ToolFormat.TAG_WITH_JSON, per_call_start=MARK, per_call_end="", section_start="", section_end=""),
+            function=replace(tools.function, name_prefix="", name_suffix="\n", close=""),
+        ),
+    )
+
+
+def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: str, continued_text: str, prefill: PrefillOutcome) -> BuiltParser:
+    boilerplate, _ = boilerplate_and_reasoning_start(generation_prompt, continued_text, analysis, prefill)
+    if MARK in boilerplate:  # the recipient after the last >>> is the model's
+        boilerplate = boilerplate[: boilerplate.rfind(MARK) + len(MARK)]
+    functions = tool_functions(request) if request.has_tools else []
+    segments = [p.literal("all") + p.space() + p.tag("content", p.until(MARK))]
+    for f in functions:
+        args = p.tag("tool-args", p.schema(p.json_value(), f"{f['name']}-args", f.get("parameters") or {"type": "object"}))
+        segments.insert(0, p.tag("tool", p.tag("tool-name", p.literal(f["name"])) + p.literal("\n") + p.space() + args))
+    segment = p.choice(*segments)
+    body = segment + p.zero_or_more(p.space() + p.literal(MARK) + segment) + p.space() + p.end()
+    calls = p.one_or_more(p.optional(p.literal(MARK)) + p.choice(*segments[:-1]) + p.space()) if functions else None
+    return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, None, "", False)
+
+
+HANDLER = Handler("functionary-v3.2", detect, refine, build=build)

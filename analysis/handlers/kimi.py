@@ -1,0 +1,80 @@
+"""Kimi K2: ``<|tool_calls_section_begin|><|tool_call_begin|>functions.NAME:IDX
+<|tool_call_argument_begin|>{json}<|tool_call_end|>...<|tool_calls_section_end|>``.
+
+The call id is the whole ``functions.NAME:IDX`` (kept as the call id).  Models
+also open calls inside an unclosed ``<think>``, skip the section markers, or
+leave out ``<|tool_call_end|>``: reasoning then ends where calls begin and the
+end markers are optional.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Mapping
+
+from analysis.handlers import Handler
+from analysis.markers import strip_ws
+from analysis.parser_builder import BuiltParser, boilerplate_and_reasoning_start, tool_functions
+from analysis.probes import FUN_A, Prober, assistant, conversation, tool_call
+from analysis.request import ChatRequest, ReasoningFormat, ToolChoice
+from analysis.result import PrefillOutcome, ReasoningAnalysis, ReasoningMode, TemplateAnalysis, ToolFormat
+from peg import combinators as p
+from peg.combinators import UNBOUNDED, Parser
+
+SECTION_START = "<|tool_calls_section_begin|>"
+SECTION_END = "<|tool_calls_section_end|>"
+CALL_START = "<|tool_call_begin|>"
+ARGS_START = "<|tool_call_argument_begin|>"
+CALL_END = "<|tool_call_end|>"
+
+
+def detect(source: str, prober: Prober) -> str | None:
+    """A probe call renders as ``<|tool_call_begin|>functions.NAME:0``."""
+    out = prober.render_shaped(conversation(assistant(content="", calls=[tool_call()])))
+    if out is not None and f"{CALL_START}functions.{FUN_A}:" in out:
+        return f"a probe call renders as {CALL_START}functions.{FUN_A}:0{ARGS_START}"
+    if "<|tool_calls_section_begin|>" in source:
+        return "the template writes <|tool_calls_section_begin|> (its calls are rendered from an id it does not keep)"
+    return None
+
+
+def refine(analysis: TemplateAnalysis, source: str) -> TemplateAnalysis:
+    tools = analysis.tools
+    return replace(
+        analysis,
+        reasoning=ReasoningAnalysis(ReasoningMode.TAG_BASED, "<think>", "</think>"),  # K2 models think in <think>
+        tools=replace(
+            tools,
+            format=replace(tools.format, mode=ToolFormat.TAG_WITH_JSON, section_start=SECTION_START, section_end=SECTION_END, per_call_start=CALL_START, per_call_end=CALL_END),
+            function=replace(tools.function, name_prefix="functions.", name_suffix=ARGS_START, close=""),
+            call_id=replace(tools.call_id, prefix=CALL_START, suffix=ARGS_START),
+        ),
+    )
+
+
+def _call(function: Mapping[str, Any]) -> Parser:
+    call_id = p.tag("tool-id", p.literal("functions.") + p.tag("tool-name", p.literal(function["name"])) + p.literal(":") + p.chars("[0-9]", 1, UNBOUNDED))
+    args = p.tag("tool-args", p.schema(p.json_value(), f"{function['name']}-args", function.get("parameters") or {"type": "object"}))
+    return p.tag("tool", p.literal(CALL_START) + call_id + p.literal(ARGS_START) + args + p.optional(p.literal(CALL_END)))
+
+
+def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: str, continued_text: str, prefill: PrefillOutcome) -> BuiltParser:
+    extracts = request.reasoning_format is not ReasoningFormat.NONE and analysis.reasoning.mode is not ReasoningMode.NONE
+    boilerplate, _ = boilerplate_and_reasoning_start(generation_prompt, continued_text, analysis, prefill)
+    functions = tool_functions(request) if request.has_tools else []
+    starts = (SECTION_START, CALL_START) if functions else ()
+    reasoning = p.eps()
+    if extracts:
+        start, end = strip_ws(analysis.reasoning.start), strip_ws(analysis.reasoning.end)
+        reasoning = p.optional(p.tag("reasoning-block", p.literal(start) + p.space() + p.tag("reasoning", p.until(end, *starts)) + p.optional(p.literal(end)) + p.space()))
+    if not functions:
+        body = reasoning + p.tag("content", p.rest()) + p.end()
+        return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, None, "", extracts)
+    call = p.choice(*(_call(f) for f in functions))
+    calls = p.optional(p.literal(SECTION_START)) + p.one_or_more(call + p.space()) + p.optional(p.literal(SECTION_END)) + p.space()
+    with_calls = p.tag("content", p.until(*starts)) + calls + p.end()
+    body = reasoning + (with_calls if request.tool_choice is ToolChoice.REQUIRED else p.choice(with_calls, p.tag("content", p.rest()) + p.end()))
+    return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, calls, SECTION_START, extracts, p.literal(boilerplate) + reasoning + with_calls)
+
+
+HANDLER = Handler("kimi-k2", detect, refine, build=build)

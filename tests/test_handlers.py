@@ -1,0 +1,82 @@
+"""Dedicated handlers: which templates they own, and their value translations."""
+
+from __future__ import annotations
+
+import functools
+import json
+
+import pytest
+
+from analysis.analyzer import analyze_template
+from analysis.generation import AutoParser
+from analysis.handlers.gemma4 import gemma_to_json
+from analysis.loading import LoadedTemplate, load_template
+from analysis.pyliteral import py_to_json
+from analysis.rendering import FROZEN_CLOCK, ChatTemplate
+from analysis.request import ChatRequest
+from tests.cli_helpers import run_cli
+from tests.conftest import ZOO, needs_shared, reference_analysis
+
+ROWS = reference_analysis()
+
+
+@functools.lru_cache(maxsize=None)
+def _analysis(name: str):
+    return analyze_template(ChatTemplate(load_template(ZOO / name), clock=FROZEN_CLOCK))
+
+
+@needs_shared
+@pytest.mark.parametrize("row", ROWS, ids=[r["template"] for r in ROWS])
+def test_handler_choice_matches_the_reference(row: dict) -> None:
+    """A handler owns exactly the templates the reference handles specially."""
+    analysis = _analysis(row["template"])
+    assert bool(analysis.specialized) == bool(row.get("specialized")), analysis.specialized
+    if analysis.specialized:
+        assert analysis.specialized_rule and analysis.to_json()["specialized"] == analysis.specialized
+
+
+@needs_shared
+def test_analyze_shows_the_handler_rule_tree_and_grammar() -> None:
+    result = run_cli("analyze", str(ZOO / "google-gemma-4-31B-it.jinja"), width=200)
+    assert result.exit_code == 0, result.stderr
+    for text in ("gemma4", "a probe call renders as <|tool_call>call:", "PEG parser", "Tag(tool-arg-gemma)", "GBNF grammar"):
+        assert text in result.stdout, text
+    data = json.loads(run_cli("analyze", str(ZOO / "openai-gpt-oss-120b.jinja"), "--json").stdout)
+    assert data["specialized"] == "gpt-oss-harmony" and data["specialized_rule"]
+
+
+def test_python_literals_to_json() -> None:
+    assert json.loads(py_to_json("{'a': True, \"b\": [1, None], 'c': (2, 3)}".replace("(2, 3)", "[2, 3]"), True)) == {"a": True, "b": [1, None], "c": [2, 3]}
+    assert py_to_json("'half", False) == '"half'
+    assert py_to_json("[1, Tr", False) == "[1, "  # a word that may still become True
+    text = "{'k': 'v', 'n': False}"
+    translations = [py_to_json(text[:i], False) for i in range(len(text) + 1)]
+    for shorter, longer in zip(translations, translations[1:] + [py_to_json(text, True)]):
+        assert longer.startswith(shorter), (shorter, longer)
+
+
+def test_gemma_values_to_json() -> None:
+    text = '{theme:<|"|>dark mode<|"|>,count:3,tags:[<|"|>a<|"|>],on:true}'
+    assert json.loads(gemma_to_json(text, True)) == {"theme": "dark mode", "count": 3, "tags": ["a"], "on": True}
+    translations = [gemma_to_json(text[:i], False) for i in range(len(text) + 1)]
+    for shorter, longer in zip(translations, translations[1:] + [gemma_to_json(text, True)]):
+        assert longer.startswith(shorter), (shorter, longer)
+
+
+@needs_shared
+def test_gemma_prose_tool_call_marker_stays_content() -> None:
+    parser = AutoParser(ChatTemplate(load_template(ZOO / "google-gemma-4-31B-it.jinja"), clock=FROZEN_CLOCK))
+    tools = [{"type": "function", "function": {"name": "get_time", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
+    g = parser.generate(ChatRequest.from_json({"messages": [{"role": "user", "content": "Hi"}], "tools": tools}))
+    outcome = g.parse("Write <|tool_call> to call a tool.")
+    assert outcome.ok and outcome.message.content == "Write <|tool_call> to call a tool." and not outcome.message.tool_calls
+
+
+@needs_shared
+def test_lfm2_bare_bracket_is_content_and_calls_need_the_marker() -> None:
+    parser = AutoParser(ChatTemplate(load_template(ZOO / "LFM2-8B-A1B.jinja"), clock=FROZEN_CLOCK))
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {"x": {"type": "integer"}}}}}]
+    g = parser.generate(ChatRequest.from_json({"messages": [{"role": "user", "content": "Hi"}], "tools": tools}))
+    assert g.parse("See [f(x=1)] in the docs.").message.tool_calls == ()
+    message = g.parse("<|tool_call_start|>[f(x=1)]<|tool_call_end|>").message
+    assert message.tool_calls[0].name == "f" and json.loads(message.tool_calls[0].arguments) == {"x": 1}
