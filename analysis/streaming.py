@@ -24,22 +24,39 @@ from peg.json_stream import IncrementalJson, JsonProgress
 _FIELDS = ("content", "reasoning", "tool-args", "tool-arg-string")
 
 
-def _frontier_tag(nodes: tuple[TagNode, ...], end: int) -> tuple[TagNode | None, TagNode | None]:
-    """The innermost incomplete capture that ends at the frontier, and its call."""
+def _harmony_field(message: TagNode) -> str:
+    """Where a harmony message's body goes (as the mapper decides)."""
+    recipients = [n.text for n in message.children if n.name == "h-to"]
+    channels = [n.text for n in message.children if n.name == "h-channel"]
+    if recipients and recipients[-1].startswith("functions."):
+        return "tool-args"
+    if recipients and recipients[-1] != "assistant":
+        return "drop"
+    if channels and channels[-1] == "analysis" and message.name == "harmony-msg":
+        return "reasoning"
+    return "content"
+
+
+def _frontier_tag(nodes: tuple[TagNode, ...], end: int) -> tuple[TagNode | None, TagNode | None, str]:
+    """The innermost incomplete capture that ends at the frontier, its call (or
+    harmony message), and the message field it feeds."""
     found: TagNode | None = None
     call: TagNode | None = None
+    field_name = ""
     while nodes:
         last = nodes[-1]
         if last.complete or last.end != end:
             break
         if last.name in _FIELDS:
-            found = last
-        elif last.name == "tool":
+            found, field_name = last, last.name
+        elif last.name == "h-body" and call is not None:
+            found, field_name = last, _harmony_field(call)
+        elif last.name in ("tool", "harmony-msg", "harmony-msg-raw"):
             call = last
         elif last.name not in ("tool-arg", "reasoning-block"):
-            return None, None  # a name or an id is being written: nothing to append to
+            return None, None, ""  # a name or an id is being written: nothing to append to
         nodes = last.children
-    return found, call
+    return found, call, field_name
 
 
 @dataclass
@@ -147,34 +164,37 @@ class StreamParser:
         if self.generated.keeps_reasoning_in_content or result.frontier is None:
             return None
         node, start = result.frontier
-        tag, call = _frontier_tag(result.tree, result.end)
+        tag, call, field_name = _frontier_tag(result.tree, result.end)
         if tag is None or start < tag.start or start >= len(result.text):
             # (a frontier that starts at the very end may still move: a space()
             # before it would swallow leading whitespace of the next chunk)
             return None
-        if tag.name in ("tool-args", "tool-arg-string"):
-            names = call.find("tool-name") if call is not None else []
-            if not names or not names[0].complete or not self._acc.calls:
+        if field_name in ("tool-args", "tool-arg-string"):
+            names = call.find("tool-name") if call is not None and call.name == "tool" else []
+            harmony_call = call is not None and call.name != "tool" and any(n.name == "h-to" and n.complete for n in call.children)
+            if not (names and names[0].complete or harmony_call) or not self._acc.calls:
                 return None  # the call is not shown yet: its arguments wait for the name
+            if field_name == "tool-args" and not tag.text.strip():
+                return None  # leading whitespace of raw arguments is still being dropped
         text = result.text
         if isinstance(node, Until):
-            fast = _Fast("until", tag.name, node.delimiters, frozenset(d[0] for d in node.delimiters), text[result.end :])
+            fast = _Fast("until", field_name, node.delimiters, frozenset(d[0] for d in node.delimiters), text[result.end :])
         elif isinstance(node, Rest):
-            fast = _Fast("rest", tag.name)
-        elif isinstance(node, Json) and tag.name == "tool-args":
+            fast = _Fast("rest", field_name)
+        elif isinstance(node, Json) and field_name == "tool-args":
             tracker = IncrementalJson()
             if tracker.feed(text[start:]) is not JsonProgress.MORE:
                 return None
             fast = _Fast("json", tag.name, json=tracker)
         else:
             return None
-        if tag.name == "tool-arg-string":
+        if field_name == "tool-arg-string":
             raw = tag.text
             if raw in ("", "\n", "\r", "\r\n"):
                 return None  # the leading newline is not decided yet
             fast.pending = "\r\n" if raw.endswith("\r\n") else raw[-1] if raw[-1] in "\r\n" else ""
-        if tag.name in ("reasoning", "content"):
-            shown = self._acc.message().reasoning_content if tag.name == "reasoning" else self._acc.message().content
+        if field_name in ("reasoning", "content"):
+            shown = self._acc.message().reasoning_content if field_name == "reasoning" else self._acc.message().content
             if not shown:
                 return None  # leading whitespace is still being dropped
             fast.pending = tag.text[len(tag.text.rstrip(" \t\r\n")) :] if tag.text.strip() else ""
@@ -209,7 +229,7 @@ class StreamParser:
         return self._write(fast, committed)
 
     def _write(self, fast: _Fast, piece: str) -> list[Delta]:
-        if not piece:
+        if not piece or fast.field == "drop":
             return []
         acc = self._acc
         if fast.field in ("content", "reasoning"):
