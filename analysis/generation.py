@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from analysis.analyzer import analyze_template, prefill_outcome
 from analysis.caps import Capabilities
@@ -24,6 +24,9 @@ from analysis.result import PrefillOutcome, TemplateAnalysis
 from peg.engine import ParseResult, Status, parse
 from peg.errors import GrammarError
 from peg.gbnf_out import to_gbnf
+
+if TYPE_CHECKING:
+    from analysis.streaming import StreamParser
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from analysis.diff import diff_split
 from analysis.markers import MARKER_RE, marker_after, marker_before, strip_ws
 from analysis.phase_log import PhaseLog
-from analysis.probes import REASONING_TEXT, USER_TEXT, ComparisonFailed, Prober, assistant, conversation, tool_call
+from analysis.probes import REASONING_TEXT, USER_TEXT, Comparison, ComparisonFailed, Prober, assistant, conversation, tool_call
 from analysis.result import ReasoningAnalysis, ReasoningMode
 
 
@@ -49,13 +49,18 @@ def _r1_presence(prober: Prober, log: PhaseLog, result: ReasoningAnalysis) -> Re
         return result
     if REASONING_TEXT not in cmp.diff.right:
         return result
+    return _around_reasoning(cmp, log, ReasoningMode.TAG_BASED, result)
+
+
+def _around_reasoning(cmp: Comparison, log: PhaseLog, mode: ReasoningMode, result: ReasoningAnalysis) -> ReasoningAnalysis:
+    """The markers around the probe reasoning in ``cmp``'s second render (``result`` when there is no end marker)."""
     start, end = markers_around(cmp.output_b, REASONING_TEXT)
     if not end:
         return result
     log.cite("reasoning.end", cmp)
     if start:
         log.cite("reasoning.start", cmp)
-    return ReasoningAnalysis(ReasoningMode.TAG_BASED, start, end)
+    return ReasoningAnalysis(mode, start, end)
 
 
 def _r2_thinking_switch(prober: Prober, log: PhaseLog, result: ReasoningAnalysis) -> ReasoningAnalysis:
@@ -116,10 +121,4 @@ def _r3_scope(prober: Prober, log: PhaseLog, result: ReasoningAnalysis) -> Reaso
         return result
     if REASONING_TEXT in cmp.output_a or REASONING_TEXT not in cmp.output_b:
         return result
-    start, end = markers_around(cmp.output_b, REASONING_TEXT)
-    if not end:
-        return result
-    log.cite("reasoning.end", cmp)
-    if start:
-        log.cite("reasoning.start", cmp)
-    return ReasoningAnalysis(ReasoningMode.TOOLS_ONLY, start, end)
+    return _around_reasoning(cmp, log, ReasoningMode.TOOLS_ONLY, result)

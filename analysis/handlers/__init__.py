@@ -10,13 +10,13 @@ Handlers are tried in order; the first whose rule matches owns the template.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
+from dataclasses import dataclass, replace
+from typing import Any, Callable
 
 from analysis.parser_builder import BuiltParser, CallsBuilder
-from analysis.probes import Prober
+from analysis.probes import Prober, assistant, conversation, tool_call
 from analysis.request import ChatRequest
-from analysis.result import PrefillOutcome, TemplateAnalysis
+from analysis.result import PrefillOutcome, TemplateAnalysis, ToolFormat
 
 #: ``detect(source, prober)`` returns the rule that matched (a sentence), or None.
 Detector = Callable[[str, Prober], "str | None"]
@@ -33,6 +33,34 @@ class Handler:
     refine: Callable[[TemplateAnalysis, str], TemplateAnalysis]  #: (analysis, template source)
     calls: CallsBuilder | None = None
     build: Builder | None = None
+
+
+def probe_call_render(prober: Prober, arguments: dict[str, Any] | None = None) -> str:
+    """The render of one probe call (``""`` when the template rejects every shape)."""
+    return prober.render_shaped(conversation(assistant(content="", calls=[tool_call(arguments=arguments)]))) or ""
+
+
+def with_tool_markers(
+    analysis: TemplateAnalysis,
+    mode: ToolFormat,
+    format: dict[str, Any] | None = None,
+    function: dict[str, Any] | None = None,
+    arguments: dict[str, Any] | None = None,
+    **changes: Any,
+) -> TemplateAnalysis:
+    """``analysis`` with the handler's tool markers (unnamed section/per-call markers cleared)."""
+    tools = analysis.tools
+    markers = {"section_start": "", "section_end": "", "per_call_start": "", "per_call_end": "", **(format or {})}
+    return replace(
+        analysis,
+        tools=replace(
+            tools,
+            format=replace(tools.format, mode=mode, **markers),
+            function=replace(tools.function, **(function or {})),
+            arguments=replace(tools.arguments, **(arguments or {})),
+        ),
+        **changes,
+    )
 
 
 def registry() -> tuple[Handler, ...]:

@@ -7,12 +7,11 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any, Mapping
 
-from analysis.handlers import Handler
+from analysis.handlers import Handler, probe_call_render, with_tool_markers
 from analysis.parser_builder import tool_functions
-from analysis.probes import FUN_A, Prober, assistant, conversation, tool_call
+from analysis.probes import FUN_A, Prober
 from analysis.request import ChatRequest
 from analysis.result import TemplateAnalysis, ToolFormat
 from peg import combinators as p
@@ -29,22 +28,18 @@ PARAM_END = f"</{BAR}parameter>"
 
 def detect(source: str, prober: Prober) -> str | None:
     """A probe call renders as ``<｜DSML｜invoke name="...">``."""
-    out = prober.render_shaped(conversation(assistant(content="", calls=[tool_call()])))
-    if out is not None and f'{INVOKE}{FUN_A}">' in out:
+    if f'{INVOKE}{FUN_A}">' in probe_call_render(prober):
         return f'a probe call renders as {INVOKE}{FUN_A}"> with typed {PARAM}..." string="..."> parameters'
     return None
 
 
 def refine(analysis: TemplateAnalysis, source: str) -> TemplateAnalysis:
-    tools = analysis.tools
-    return replace(
+    return with_tool_markers(
         analysis,
-        tools=replace(
-            tools,
-            format=replace(tools.format, mode=ToolFormat.TAG_WITH_TAGGED, section_start=SECTION_START, section_end=SECTION_END, per_call_start="", per_call_end=""),
-            function=replace(tools.function, name_prefix=INVOKE, name_suffix='">', close=INVOKE_END),
-            arguments=replace(tools.arguments, name_prefix=PARAM, name_suffix='" string="true|false">', value_prefix="", value_suffix=PARAM_END),
-        ),
+        ToolFormat.TAG_WITH_TAGGED,
+        format={"section_start": SECTION_START, "section_end": SECTION_END},
+        function={"name_prefix": INVOKE, "name_suffix": '">', "close": INVOKE_END},
+        arguments={"name_prefix": PARAM, "name_suffix": '" string="true|false">', "value_prefix": "", "value_suffix": PARAM_END},
     )
 
 

@@ -3,9 +3,8 @@ function name then its JSON arguments; several in a row (``>>>f\\n{..}>>>g\\n{..
 
 from __future__ import annotations
 
-from dataclasses import replace
 
-from analysis.handlers import Handler
+from analysis.handlers import Handler, with_tool_markers
 from analysis.parser_builder import BuiltParser, boilerplate_and_reasoning_start, tool_functions
 from analysis.probes import Prober, conversation
 from analysis.request import ChatRequest
@@ -24,14 +23,8 @@ def detect(source: str, prober: Prober) -> str | None:
 
 
 def refine(analysis: TemplateAnalysis, source: str) -> TemplateAnalysis:
-    tools = analysis.tools
-    return replace(
-        analysis,
-        tools=replace(
-            tools,
-            format=replace(tools.format, mode=ToolFormat.TAG_WITH_JSON, per_call_start=MARK, per_call_end="", section_start="", section_end=""),
-            function=replace(tools.function, name_prefix="", name_suffix="\n", close=""),
-        ),
+    return with_tool_markers(
+        analysis, ToolFormat.TAG_WITH_JSON, format={"per_call_start": MARK}, function={"name_prefix": "", "name_suffix": "\n", "close": ""}
     )
 
 
@@ -47,7 +40,8 @@ def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: s
     segment = p.choice(*segments)
     body = segment + p.zero_or_more(p.space() + p.literal(MARK) + segment) + p.space() + p.end()
     calls = p.one_or_more(p.optional(p.literal(MARK)) + p.choice(*segments[:-1]) + p.space()) if functions else None
-    return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, None, "", False)
+    # no trigger (the prompt already ends with >>>): the grammar, when there are tools, covers the whole turn
+    return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, calls, "", False)
 
 
 HANDLER = Handler("functionary-v3.2", detect, refine, build=build)

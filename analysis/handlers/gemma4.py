@@ -10,11 +10,10 @@ markers the model leaves around its answer are dropped from content; a literal
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 
-from analysis.handlers import Handler
+from analysis.handlers import Handler, probe_call_render, with_tool_markers
 from analysis.parser_builder import BuiltParser, boilerplate_and_reasoning_start, tool_functions
-from analysis.probes import ARG_A, FUN_A, Prober, assistant, conversation, tool_call
+from analysis.probes import ARG_A, FUN_A, Prober
 from analysis.request import ChatRequest, ReasoningFormat
 from analysis.result import PrefillOutcome, ReasoningAnalysis, ReasoningMode, TemplateAnalysis, ToolFormat
 from peg import combinators as p
@@ -29,23 +28,19 @@ CHANNEL_CLOSE = "<channel|>"
 
 def detect(source: str, prober: Prober) -> str | None:
     """A probe call renders as ``<|tool_call>call:name{arg:<|"|>...``."""
-    out = prober.render_shaped(conversation(assistant(content="", calls=[tool_call(arguments={ARG_A: "v"})])))
-    if out is not None and f"{CALL_START}call:{FUN_A}{{{ARG_A}:{QUOTE}" in out:
+    if f"{CALL_START}call:{FUN_A}{{{ARG_A}:{QUOTE}" in probe_call_render(prober, {ARG_A: "v"}):
         return f"a probe call renders as {CALL_START}call:{FUN_A}{{{ARG_A}:{QUOTE}v{QUOTE}}}"
     return None
 
 
 def refine(analysis: TemplateAnalysis, source: str) -> TemplateAnalysis:
-    tools = analysis.tools
-    return replace(
+    return with_tool_markers(
         analysis,
+        ToolFormat.TAG_WITH_TAGGED,
+        format={"per_call_start": CALL_START, "per_call_end": CALL_END},
+        function={"name_prefix": "call:", "name_suffix": "{", "close": "}"},
+        arguments={"name_prefix": "", "name_suffix": ":", "value_prefix": "", "value_suffix": "", "separator": ","},
         reasoning=ReasoningAnalysis(ReasoningMode.TAG_BASED, CHANNEL_OPEN + "thought\n", CHANNEL_CLOSE),
-        tools=replace(
-            tools,
-            format=replace(tools.format, mode=ToolFormat.TAG_WITH_TAGGED, per_call_start=CALL_START, per_call_end=CALL_END, section_start="", section_end=""),
-            function=replace(tools.function, name_prefix="call:", name_suffix="{", close="}"),
-            arguments=replace(tools.arguments, name_prefix="", name_suffix=":", value_prefix="", value_suffix="", separator=","),
-        ),
     )
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from analysis.handlers import Handler
-from analysis.probes import FUN_A, Prober, assistant, conversation, tool_call
+from analysis.handlers import Handler, probe_call_render
+from analysis.probes import FUN_A, Prober
 from analysis.result import TemplateAnalysis, ToolFormat
 
 TURN = "function call<|role_sep|>"
@@ -16,8 +16,7 @@ TURN = "function call<|role_sep|>"
 
 def detect(source: str, prober: Prober) -> str | None:
     """A probe call renders as its own ``function call<|role_sep|>`` turn."""
-    out = prober.render_shaped(conversation(assistant(content="", calls=[tool_call()]))) or ""
-    if f'{TURN}\n{{"name": "{FUN_A}"' in out:
+    if f'{TURN}\n{{"name": "{FUN_A}"' in probe_call_render(prober):
         return f'a probe call renders as its own turn: {TURN}\n{{"name": "{FUN_A}", ...}}'
     return None
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from analysis.handlers import Handler
+from analysis.handlers import Handler, with_tool_markers
 from analysis.parser_builder import BuiltParser, boilerplate_and_reasoning_start
 from analysis.probes import Prober, assistant, conversation
 from analysis.request import ChatRequest
@@ -35,16 +35,13 @@ def detect(source: str, prober: Prober) -> str | None:
 
 
 def refine(analysis: TemplateAnalysis, source: str) -> TemplateAnalysis:
-    tools = analysis.tools
-    return replace(
+    return with_tool_markers(
         analysis,
+        ToolFormat.TAG_WITH_JSON,
+        format={"per_call_start": " to=functions.", "per_call_end": "<|call|>"},
+        function={"name_prefix": "functions.", "name_suffix": "<|message|>", "close": ""},
         reasoning=ReasoningAnalysis(ReasoningMode.TAG_BASED, "<|channel|>analysis<|message|>", "<|end|>"),
         content=replace(analysis.content, mode=ContentMode.ALWAYS_WRAPPED, start="<|channel|>final<|message|>", end="<|end|>"),
-        tools=replace(
-            tools,
-            format=replace(tools.format, mode=ToolFormat.TAG_WITH_JSON, per_call_start=" to=functions.", per_call_end="<|call|>", section_start="", section_end=""),
-            function=replace(tools.function, name_prefix="functions.", name_suffix="<|message|>", close=""),
-        ),
     )
 
 
@@ -62,7 +59,9 @@ def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: s
         header + p.literal("<|message|>") + p.tag("h-body", p.until(*ENDS, "<|start|>")) + p.optional(p.choice(*(p.literal(e) for e in ENDS))),
     )
     body = p.zero_or_more(message + p.optional(p.literal(SEPARATOR))) + p.space() + p.end()
-    return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, None, "", request.reasoning_format.value != "none")
+    # with tools, a non-lazy grammar covers the whole turn (calls are messages like any other)
+    calls = message if request.has_tools else None
+    return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, calls, "", request.reasoning_format.value != "none")
 
 
 HANDLER = Handler("gpt-oss-harmony", detect, refine, build=build)

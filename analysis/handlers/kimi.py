@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Mapping
 
-from analysis.handlers import Handler
+from analysis.handlers import Handler, probe_call_render, with_tool_markers
 from analysis.markers import strip_ws
 from analysis.parser_builder import BuiltParser, boilerplate_and_reasoning_start, tool_functions
-from analysis.probes import FUN_A, Prober, assistant, conversation, tool_call
+from analysis.probes import FUN_A, Prober
 from analysis.request import ChatRequest, ReasoningFormat, ToolChoice
 from analysis.result import PrefillOutcome, ReasoningAnalysis, ReasoningMode, TemplateAnalysis, ToolFormat
 from peg import combinators as p
@@ -30,8 +30,7 @@ CALL_END = "<|tool_call_end|>"
 
 def detect(source: str, prober: Prober) -> str | None:
     """A probe call renders as ``<|tool_call_begin|>functions.NAME:0``."""
-    out = prober.render_shaped(conversation(assistant(content="", calls=[tool_call()])))
-    if out is not None and f"{CALL_START}functions.{FUN_A}:" in out:
+    if f"{CALL_START}functions.{FUN_A}:" in probe_call_render(prober):
         return f"a probe call renders as {CALL_START}functions.{FUN_A}:0{ARGS_START}"
     if "<|tool_calls_section_begin|>" in source:
         return "the template writes <|tool_calls_section_begin|> (its calls are rendered from an id it does not keep)"
@@ -39,17 +38,14 @@ def detect(source: str, prober: Prober) -> str | None:
 
 
 def refine(analysis: TemplateAnalysis, source: str) -> TemplateAnalysis:
-    tools = analysis.tools
-    return replace(
+    refined = with_tool_markers(
         analysis,
+        ToolFormat.TAG_WITH_JSON,
+        format={"section_start": SECTION_START, "section_end": SECTION_END, "per_call_start": CALL_START, "per_call_end": CALL_END},
+        function={"name_prefix": "functions.", "name_suffix": ARGS_START, "close": ""},
         reasoning=ReasoningAnalysis(ReasoningMode.TAG_BASED, "<think>", "</think>"),  # K2 models think in <think>
-        tools=replace(
-            tools,
-            format=replace(tools.format, mode=ToolFormat.TAG_WITH_JSON, section_start=SECTION_START, section_end=SECTION_END, per_call_start=CALL_START, per_call_end=CALL_END),
-            function=replace(tools.function, name_prefix="functions.", name_suffix=ARGS_START, close=""),
-            call_id=replace(tools.call_id, prefix=CALL_START, suffix=ARGS_START),
-        ),
     )
+    return replace(refined, tools=replace(refined.tools, call_id=replace(refined.tools.call_id, prefix=CALL_START, suffix=ARGS_START)))
 
 
 def _call(function: Mapping[str, Any]) -> Parser:

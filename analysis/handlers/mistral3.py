@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from analysis.handlers import Handler
-from analysis.probes import FUN_A, REASONING_TEXT, Prober, assistant, conversation, tool_call
+from analysis.handlers import Handler, probe_call_render, with_tool_markers
+from analysis.probes import FUN_A, REASONING_TEXT, Prober, assistant, conversation
 from analysis.result import CallIdAnalysis, ContentMode, ReasoningAnalysis, ReasoningMode, TemplateAnalysis, ToolFormat
 
 
 def detect(source: str, prober: Prober) -> str | None:
     """Calls render as ``[TOOL_CALLS]name[ARGS]`` and reasoning as ``[THINK]...[/THINK]``."""
-    call = prober.render_shaped(conversation(assistant(content="", calls=[tool_call()]))) or ""
+    call = probe_call_render(prober)
     thought = prober.render_shaped(conversation(assistant(reasoning=REASONING_TEXT), tools=False)) or ""
     if f"[TOOL_CALLS]{FUN_A}[ARGS]" not in call:
         return None
@@ -22,19 +22,16 @@ def detect(source: str, prober: Prober) -> str | None:
 
 
 def refine(analysis: TemplateAnalysis, source: str) -> TemplateAnalysis:
-    tools = analysis.tools
     thinks = "[THINK]" in source
-    return replace(
+    refined = with_tool_markers(
         analysis,
+        ToolFormat.TAG_WITH_JSON,
+        format={"per_call_start": "[TOOL_CALLS]"},
+        function={"name_prefix": "", "name_suffix": "[ARGS]", "close": ""},
         reasoning=ReasoningAnalysis(ReasoningMode.TAG_BASED, "[THINK]", "[/THINK]") if thinks else analysis.reasoning,
         content=replace(analysis.content, mode=ContentMode.PLAIN, start="", end=""),
-        tools=replace(
-            tools,
-            format=replace(tools.format, mode=ToolFormat.TAG_WITH_JSON, per_call_start="[TOOL_CALLS]", per_call_end="", section_start="", section_end=""),
-            function=replace(tools.function, name_prefix="", name_suffix="[ARGS]", close=""),
-            call_id=CallIdAnalysis(),
-        ),
     )
+    return replace(refined, tools=replace(refined.tools, call_id=CallIdAnalysis()))
 
 
 HANDLER = Handler("ministral-3", detect, refine)

@@ -7,12 +7,11 @@ bare ``[`` in prose stays content: calls start only at the section marker.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any, Mapping
 
-from analysis.handlers import Handler
+from analysis.handlers import Handler, probe_call_render, with_tool_markers
 from analysis.parser_builder import tool_functions
-from analysis.probes import ARG_A, FUN_A, Prober, assistant, conversation, tool_call
+from analysis.probes import ARG_A, FUN_A, Prober, conversation
 from analysis.request import ChatRequest
 from analysis.result import ReasoningAnalysis, ReasoningMode, TemplateAnalysis, ToolFormat
 from peg import combinators as p
@@ -24,8 +23,8 @@ SECTION_END = "<|tool_call_end|>"
 
 def detect(source: str, prober: Prober) -> str | None:
     """A probe call renders as ``name(arg=...)`` inside the section markers."""
-    out = prober.render_shaped(conversation(assistant(content="", calls=[tool_call(arguments={ARG_A: "v"})])))
-    if out is not None and f"{FUN_A}({ARG_A}=" in out and SECTION_START in out:
+    out = probe_call_render(prober, {ARG_A: "v"})
+    if f"{FUN_A}({ARG_A}=" in out and SECTION_START in out:
         return f"a probe call renders as {SECTION_START}[{FUN_A}({ARG_A}=...)]"
     listed = prober.render_shaped(conversation()) or ""
     for opener in ("<|tool_list_start|>", "List of tools: ["):
@@ -37,19 +36,16 @@ def detect(source: str, prober: Prober) -> str | None:
 def refine(analysis: TemplateAnalysis, source: str) -> TemplateAnalysis:
     """Section markers and pythonic argument markers; ``<think>`` reasoning when
     the template handles it."""
-    tools = analysis.tools
     reasoning = analysis.reasoning
     if reasoning.mode is ReasoningMode.NONE and "</think>" in source:
         reasoning = ReasoningAnalysis(ReasoningMode.TAG_BASED, "<think>", "</think>")
-    return replace(
+    return with_tool_markers(
         analysis,
+        ToolFormat.TAG_WITH_TAGGED,
+        format={"section_start": SECTION_START + "[", "section_end": "]" + SECTION_END},
+        function={"name_prefix": "", "name_suffix": "(", "close": ")"},
+        arguments={"name_prefix": "", "name_suffix": "=", "value_prefix": "", "value_suffix": "", "separator": ", "},
         reasoning=reasoning,
-        tools=replace(
-            tools,
-            format=replace(tools.format, mode=ToolFormat.TAG_WITH_TAGGED, section_start=SECTION_START + "[", section_end="]" + SECTION_END, per_call_start="", per_call_end=""),
-            function=replace(tools.function, name_prefix="", name_suffix="(", close=")"),
-            arguments=replace(tools.arguments, name_prefix="", name_suffix="=", value_prefix="", value_suffix="", separator=", "),
-        ),
     )
 
 
