@@ -22,6 +22,8 @@ from peg.engine import ParseResult, Status, TagNode, parse
 from peg.json_stream import IncrementalJson, JsonProgress
 
 _FIELDS = ("content", "reasoning", "tool-args", "tool-arg-string")
+#: values whose only ``until`` is the inside of a string: a chunk there appends its JSON escape
+_STRING_VALUES = ("tool-arg-py", "tool-arg-gemma")
 
 
 def _harmony_field(message: TagNode) -> str:
@@ -49,6 +51,8 @@ def _frontier_tag(nodes: tuple[TagNode, ...], end: int) -> tuple[TagNode | None,
             break
         if last.name in _FIELDS:
             found, field_name = last, last.name
+        elif last.name in _STRING_VALUES:
+            found, field_name = last, "escaped"
         elif last.name == "h-body" and call is not None:
             found, field_name = last, _harmony_field(call)
         elif last.name in ("tool", "harmony-msg", "harmony-msg-raw"):
@@ -70,6 +74,7 @@ class _Fast:
     tail: str = ""  #: text held back (a possible delimiter start)
     json: IncrementalJson | None = None
     pending: str = ""  #: a string argument's trailing newline, held until more text follows
+    escaped: bool = False  #: inside a Python string, the last character was an unpaired backslash
 
 
 @dataclass
@@ -169,7 +174,7 @@ class StreamParser:
             # (a frontier that starts at the very end may still move: a space()
             # before it would swallow leading whitespace of the next chunk)
             return None
-        if field_name in ("tool-args", "tool-arg-string"):
+        if field_name in ("tool-args", "tool-arg-string", "escaped"):
             names = call.find("tool-name") if call is not None and call.name == "tool" else []
             harmony_call = call is not None and call.name != "tool" and any(n.name == "h-to" and n.complete for n in call.children)
             if not (names and names[0].complete or harmony_call) or not self._acc.calls:
@@ -181,6 +186,8 @@ class StreamParser:
             fast = _Fast("until", field_name, node.delimiters, frozenset(d[0] for d in node.delimiters), text[result.end :])
         elif isinstance(node, Rest):
             fast = _Fast("rest", field_name)
+        elif field_name == "escaped":
+            return None  # only an until (a string's inside) can be extended
         elif isinstance(node, Json) and field_name == "tool-args":
             tracker = IncrementalJson()
             if tracker.feed(text[start:]) is not JsonProgress.MORE:
@@ -210,6 +217,17 @@ class StreamParser:
             assert fast.json is not None
             if fast.json.feed(chunk) is not JsonProgress.MORE:
                 return None
+            committed = chunk
+        elif fast.field == "escaped" and "\\" in fast.delimiters:
+            # a Python string's inside: only an unescaped closing quote is structural
+            quotes = [d for d in fast.delimiters if d != "\\"]
+            for c in chunk:
+                if fast.escaped:
+                    fast.escaped = False
+                elif c == "\\":
+                    fast.escaped = True
+                elif c in quotes:
+                    return None
             committed = chunk
         else:
             if not fast.tail and fast.first_chars.isdisjoint(chunk):
@@ -244,7 +262,9 @@ class StreamParser:
             acc.reasoning.append(visible)
             return [Delta(reasoning_content=visible)]
         name, call_id, args = acc.calls[-1]
-        if fast.field == "tool-arg-string":
+        if fast.field == "escaped":
+            piece = json.dumps(piece, ensure_ascii=False)[1:-1]
+        elif fast.field == "tool-arg-string":
             raw = fast.pending + piece
             fast.pending = "\r\n" if raw.endswith("\r\n") else raw[-1] if raw[-1] in "\r\n" else ""
             visible = raw[: len(raw) - len(fast.pending)]

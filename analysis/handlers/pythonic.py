@@ -55,8 +55,9 @@ def python_value() -> Parser:
     value = p.rule("py-value")
     ref = Ref(value)
     ws = p.space()
-    dq = p.literal('"') + p.zero_or_more(p.choice(p.chars('[^"\\\\]', 1, p.UNBOUNDED), p.literal("\\") + p.chars("[^\\n]"))) + p.literal('"')  # type: ignore[attr-defined]
-    sq = p.literal("'") + p.zero_or_more(p.choice(p.chars("[^'\\\\]", 1, p.UNBOUNDED), p.literal("\\") + p.chars("[^\\n]"))) + p.literal("'")  # type: ignore[attr-defined]
+    # string insides are until-scans (linear streaming); an escape is read whole
+    dq = p.literal('"') + p.zero_or_more(p.choice(p.literal("\\") + p.chars("[^\\n]"), p.until('"', "\\"))) + p.literal('"')
+    sq = p.literal("'") + p.zero_or_more(p.choice(p.literal("\\") + p.chars("[^\\n]"), p.until("'", "\\"))) + p.literal("'")
     number = p.chars("[-+0-9.eE]", 1, UNBOUNDED)
     word = p.choice(*(p.literal(w) for w in ("True", "False", "None", "true", "false", "null")))
     items = p.optional(ref + p.zero_or_more(ws + p.literal(",") + ws + ref) + ws + p.optional(p.literal(",") + ws))
