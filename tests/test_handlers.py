@@ -80,3 +80,26 @@ def test_lfm2_bare_bracket_is_content_and_calls_need_the_marker() -> None:
     assert g.parse("See [f(x=1)] in the docs.").message.tool_calls == ()
     message = g.parse("<|tool_call_start|>[f(x=1)]<|tool_call_end|>").message
     assert message.tool_calls[0].name == "f" and json.loads(message.tool_calls[0].arguments) == {"x": 1}
+
+
+@needs_shared
+@pytest.mark.parametrize(
+    "template, wrap",
+    [
+        ("LFM2-8B-A1B.jinja", lambda code: '<|tool_call_start|>[python(code="' + code + '")]<|tool_call_end|>'),
+        ("google-gemma-4-31B-it.jinja", lambda code: '<|tool_call>call:python{code:<|"|>' + code + '<|"|>}<tool_call|>'),
+        ("openai-gpt-oss-120b.jinja", lambda code: "<|channel|>analysis<|message|>" + code + "<|end|><|start|>assistant<|channel|>final<|message|>done"),
+    ],
+)
+def test_streaming_long_values_needs_few_full_parses(template: str, wrap) -> None:
+    """Long string arguments (with escapes) and harmony bodies stream on the fast path."""
+    from analysis.mapper import accumulate
+    from analysis.streaming import stream_output
+
+    parser = AutoParser(ChatTemplate(load_template(ZOO / template), clock=FROZEN_CLOCK))
+    tools = [{"type": "function", "function": {"name": "python", "parameters": {"type": "object", "properties": {"code": {"type": "string"}}}}}]
+    g = parser.generate(ChatRequest.from_json({"messages": [{"role": "user", "content": "Hi"}], "tools": tools}))
+    output = wrap('def f(x):\\n    return \\"x\\" < 3\\n' * 300)
+    deltas, outcome, stream = stream_output(g, output, 4)
+    assert outcome.ok and accumulate(deltas) == outcome.message
+    assert stream.full_parses < 30, stream.full_parses
