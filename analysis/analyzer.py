@@ -10,6 +10,7 @@ template (a render limit) fails the whole analysis.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from analysis.caps import Capabilities, detect_capabilities
@@ -109,7 +110,21 @@ def _first_token(text: str) -> str:
     match = MARKER_RE.match(text)
     if match:
         return match.group()
-    return text.split(None, 1)[0] if text.strip() else ""
+    if not text.strip():
+        return ""
+    word = re.match(r"[^\s<\[◁]+", text)
+    return word.group() if word else text[0]
+
+
+def _tokens(text: str) -> list[str]:
+    """``text`` as markers and runs of other non-space characters."""
+    out: list[str] = []
+    rest = lstrip_ws(text)
+    while rest:
+        token = _first_token(rest)
+        out.append(token)
+        rest = lstrip_ws(rest[len(token) :])
+    return out
 
 
 def _drop_leading(text: str, tokens: set[str], keep_one: bool = True) -> str:
@@ -144,11 +159,14 @@ def _role_starts(
     reasoning markers that follow it); the user start is what precedes the second
     user text, less the tokens that close a turn (the first token after the last
     turn's text in each render)."""
+    # a template given no end-of-sequence token is shown one, so that a turn
+    # closed by it is told apart from the next turn's opening
+    eos = {} if prober.template.template.eos_token else {"eos_token": "<eos>"}
     try:
         cmp = prober.compare(
             "role starts",
-            conversation(tools=False),
-            RenderRequest([USER, assistant(), {"role": "user", "content": USER_TEXT_2}], enable_thinking=True),
+            replace(conversation(tools=False), extra=eos),
+            RenderRequest([USER, assistant(), {"role": "user", "content": USER_TEXT_2}], enable_thinking=True, extra=eos),
         )
     except ComparisonFailed as exc:
         log.degrade("roles", exc)
@@ -160,8 +178,10 @@ def _role_starts(
         _first_token(cmp.output_b.rsplit(USER_TEXT_2, 1)[1]),
     }
     try:
-        last_assistant = prober.render(conversation(assistant(), tools=False))
-        closers.add(_first_token(last_assistant.rsplit(ASSISTANT_TEXT, 1)[1]))
+        last_assistant = prober.render(replace(conversation(assistant(), tools=False), extra=eos))
+        tail = last_assistant.rsplit(ASSISTANT_TEXT, 1)[1]
+        tokens = _tokens(tail)
+        closers.update(tokens if len(tokens) <= 3 else tokens[:1])  # what closes the last turn
     except TemplateRenderError:
         pass
     closers.add(_first_token(between))
