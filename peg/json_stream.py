@@ -11,6 +11,7 @@ import enum
 import re
 
 _PLAIN_STRING = re.compile(r'[^"\\]*')
+_CONTROL = re.compile(r"[\x00-\x1f]")
 _NUMBER_CHARS = frozenset("0123456789+-.eE")
 _WS = frozenset(" \t\r\n")
 _LITERALS = ("true", "false", "null")
@@ -60,7 +61,7 @@ class IncrementalJson:
                     i += 1
                     continue
                 j = _PLAIN_STRING.match(text, i).end()  # type: ignore[union-attr]
-                if any(ord(ch) < 0x20 for ch in text[i:j]):
+                if _CONTROL.search(text, i, j):
                     return self._error()
                 i = j
                 if i >= n:
