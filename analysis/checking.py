@@ -97,9 +97,11 @@ _LOCKED = ("caps", "user_start", "assistant_start", "reasoning", "content", "too
 
 
 def lock_entry(analysis: TemplateAnalysis) -> dict[str, Any]:
-    """The parts of an analysis a lock file records."""
+    """The parts of an analysis a lock file records (and the dedicated handler, if any)."""
     data = analysis.to_json()
-    return {key: data[key] for key in _LOCKED}
+    entry = {key: data[key] for key in _LOCKED}
+    entry["specialized"] = analysis.specialized or ""
+    return entry
 
 
 def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
