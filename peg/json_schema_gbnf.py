@@ -290,7 +290,6 @@ def regex_to_gbnf(pattern: str, path: str) -> str:
         return alts[0] if len(alts) == 1 else "(" + " | ".join(alts) + ")"
 
     def sequence() -> str:
-        nonlocal pos
         items: list[str] = []
         while pos < len(body) and body[pos] not in "|)":
             atom_text = atom()

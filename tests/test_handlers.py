@@ -10,7 +10,7 @@ import pytest
 from analysis.analyzer import analyze_template
 from analysis.generation import AutoParser
 from analysis.handlers.gemma4 import gemma_to_json
-from analysis.loading import LoadedTemplate, load_template
+from analysis.loading import load_template
 from analysis.pyliteral import py_to_json
 from analysis.rendering import FROZEN_CLOCK, ChatTemplate
 from analysis.request import ChatRequest
