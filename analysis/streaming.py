@@ -22,6 +22,10 @@ from peg.engine import ParseResult, Status, TagNode, parse
 from peg.json_stream import IncrementalJson, JsonProgress
 
 _FIELDS = ("content", "reasoning", "tool-args", "tool-arg-string")
+#: below this many characters every chunk without a fast path gets a full parse
+_PATIENT_FROM = 4096
+#: a fast path that carried this many characters shows the output is not degenerate
+_PRODUCTIVE_RUN = 256
 #: values whose only ``until`` is the inside of a string: a chunk there appends its JSON escape
 _STRING_VALUES = ("tool-arg-py", "tool-arg-gemma")
 
@@ -106,6 +110,10 @@ class StreamParser:
         self._acc = _Accumulated()
         self._fast: _Fast | None = None
         self._failed = False
+        self._length = len(generated.generation_prompt)
+        self._stuck = 0  #: full parses in a row whose fast path (if any) carried little text
+        self._fast_run = 0  #: characters the fast path has taken since the last full parse
+        self._backlog = 0  #: characters fed since the last full parse
         self.full_parses = 0  #: how many times the whole text was parsed (for benchmarks and tests)
         self.warning = ""
 
@@ -116,14 +124,30 @@ class StreamParser:
         if not chunk:
             return []
         self._chunks.append(chunk)
+        self._length += len(chunk)
         if self._failed:
             return []
         fast = self._fast
         if fast is not None:
             deltas = self._extend(fast, chunk)
             if deltas is not None:
+                self._fast_run += len(chunk)
                 return deltas
+            self._fast = None  # the parse changes here: only a full parse can go on
+        self._backlog += len(chunk)
+        if self._backlog < self._patience():
+            return []
         return self._full_parse()
+
+    def _patience(self) -> int:
+        """Characters to wait for before the next full parse.  Normally none; when
+        long output keeps needing full parses (hostile or degenerate text such as
+        thousands of half-written markers, where no fast path lasts), the wait
+        doubles each time, so the total work stays O(n log n) and deltas arrive
+        later instead."""
+        if self._stuck <= 3 or self._length < _PATIENT_FROM:
+            return 0
+        return min(16 << (self._stuck - 3), self._length // 2)
 
     def finish(self) -> tuple[list[Delta], ParseOutcome]:
         """The output is complete: the last deltas and the final parse outcome."""
@@ -149,6 +173,9 @@ class StreamParser:
     def _full_parse(self) -> list[Delta]:
         text = "".join(self._chunks)
         self._chunks = [text]
+        self._backlog = 0
+        self._stuck = 0 if self._fast_run >= _PRODUCTIVE_RUN else self._stuck + 1
+        self._fast_run = 0
         self.full_parses += 1
         result = parse(self.generated.built.parser, text, partial=True)
         if result.status is Status.FAILURE:

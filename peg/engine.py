@@ -360,7 +360,18 @@ _DISPATCH: dict[type, Callable[..., _Result]] = {
 def parse(parser: Parser, text: str, partial: bool = False, start: int = 0) -> ParseResult:
     """Run ``parser`` over ``text`` from ``start``; see the module docstring."""
     st = _State(text, partial)
-    status, end, nodes = _match(parser, st, start)
+    try:
+        status, end, nodes = _match(parser, st, start)
+    except RecursionError:  # input nested deeper than the interpreter's stack (``[[[[...``)
+        return ParseResult(
+            status=Status.FAILURE,
+            end=start,
+            tree=(),
+            text=text,
+            furthest=max(st.furthest, 0),
+            expected=frozenset({"less deeply nested input"}),
+            rule_stack=tuple(st.rule_stack[-3:]),
+        )
     if status == OK:
         kind = Status.SUCCESS
     elif status == MORE:

@@ -103,3 +103,36 @@ def test_streaming_long_values_needs_few_full_parses(template: str, wrap) -> Non
     deltas, outcome, stream = stream_output(g, output, 4)
     assert outcome.ok and accumulate(deltas) == outcome.message
     assert stream.full_parses < 30, stream.full_parses
+
+
+@needs_shared
+@pytest.mark.parametrize(
+    "template, output",
+    [
+        ("Qwen-Qwen2.5-7B-Instruct.jinja", '<tool_call>\n{"name": "python", "arguments": ' + "[" * 5000),
+        ("LFM2-8B-A1B.jinja", "<|tool_call_start|>[python(code=" + "[" * 3000),
+        ("google-gemma-4-31B-it.jinja", "<|tool_call>call:python{code:" + "[" * 3000),
+    ],
+)
+def test_deeply_nested_output_is_kept_as_content_not_a_crash(template: str, output: str) -> None:
+    parser = AutoParser(ChatTemplate(load_template(ZOO / template), clock=FROZEN_CLOCK))
+    tools = [{"type": "function", "function": {"name": "python", "parameters": {"type": "object", "properties": {"code": {"type": "object"}}}}}]
+    g = parser.generate(ChatRequest.from_json({"messages": [{"role": "user", "content": "Hi"}], "tools": tools}))
+    outcome = g.parse(output)
+    assert not outcome.ok and outcome.message.content == output.strip()
+    assert g.parse(output, partial=True).message is not None
+
+
+@needs_shared
+def test_degenerate_markers_stream_in_bounded_work() -> None:
+    """Thousands of half-written call markers: full parses back off instead of one per chunk."""
+    from analysis.streaming import stream_output
+
+    parser = AutoParser(ChatTemplate(load_template(ZOO / "google-gemma-4-31B-it.jinja"), clock=FROZEN_CLOCK))
+    tools = [{"type": "function", "function": {"name": "python", "parameters": {"type": "object", "properties": {"code": {"type": "string"}}}}}]
+    g = parser.generate(ChatRequest.from_json({"messages": [{"role": "user", "content": "Hi"}], "tools": tools}))
+    output = "<|tool_call>call:" * 1500
+    deltas, outcome, stream = stream_output(g, output, 16)
+    # one full parse per chunk for the first 4 KB (256 chunks), then doubling waits: 1,594 chunks in all
+    assert stream.full_parses < 4096 // 16 + 40, stream.full_parses
+    assert outcome.message.content.startswith("<|tool_call>call:")

@@ -112,7 +112,7 @@ def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: s
     """Reasoning block, then content, calls and stray channel markers in any order."""
     extracts = request.reasoning_format is not ReasoningFormat.NONE
     boilerplate, _ = boilerplate_and_reasoning_start(generation_prompt, continued_text, analysis, prefill)
-    channel = p.one_or_more(p.literal(CHANNEL_OPEN)) + p.literal("thought")
+    channel = p.literal(CHANNEL_OPEN) + p.optional(p.literal(CHANNEL_OPEN)) + p.literal("thought")  # bounded: no rescans
     thought = p.tag("reasoning-block", channel + p.space() + p.tag("reasoning", p.until(CHANNEL_CLOSE)) + p.literal(CHANNEL_CLOSE) + p.space())
     functions = tool_functions(request) if request.has_tools else []
     value = gemma_value()
