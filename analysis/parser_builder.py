@@ -271,6 +271,7 @@ def _tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any]) -> Par
 
 
 def _calls(analysis: TemplateAnalysis, request: ChatRequest) -> Parser:
+    """The tool-call part: calls of the request's functions, in array, per-call and section markers."""
     fmt = analysis.tools.format
     functions = tool_functions(request)
     build = _json_native_call if fmt.mode is ToolFormat.JSON_NATIVE else _tag_call
@@ -282,9 +283,11 @@ def _calls(analysis: TemplateAnalysis, request: ChatRequest) -> Parser:
     else:
         unit = p.tag("tool", call)
     if fmt.per_call_start or fmt.per_call_end:
-        one = marker(fmt.per_call_start) + unit + p.space() + p.literal(strip_ws(fmt.per_call_end)) + p.space()
-        if not fmt.tools_array_wrapped:
-            one = p.tag("tool", marker(fmt.per_call_start) + call + p.space() + p.literal(strip_ws(fmt.per_call_end))) + p.space()
+        opener, closer = marker(fmt.per_call_start), p.literal(strip_ws(fmt.per_call_end))
+        if fmt.tools_array_wrapped:  # each marker pair holds an array of calls
+            one = opener + unit + p.space() + closer + p.space()
+        else:  # the call includes its markers (a streamed call is shown once they open it)
+            one = p.tag("tool", opener + call + p.space() + closer) + p.space()
         calls = p.one_or_more(one) if many else one
     else:
         calls = p.one_or_more(unit + p.space()) if many and not fmt.tools_array_wrapped else unit + p.space()

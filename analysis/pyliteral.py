@@ -27,8 +27,8 @@ def py_to_json(text: str, complete: bool) -> str:
             while j < n and text[j] != c:
                 j += 2 if text[j] == "\\" else 1
             raw = text[i + 1 : min(j, n)]
-            if j >= n:  # still open
-                out.append(json.dumps(raw, ensure_ascii=False)[:-1] if complete is False else json.dumps(raw, ensure_ascii=False))
+            if j >= n:  # still open: no closing quote yet
+                out.append(json.dumps(raw, ensure_ascii=False)[:-1])
                 return "".join(out)
             out.append(json.dumps(raw, ensure_ascii=False))
             i = j + 1
