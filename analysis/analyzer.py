@@ -62,6 +62,7 @@ def analyze_template(
     if record is not None:
         prober.comparisons = record
     log = PhaseLog()
+    found = find_handler(template.source, prober)  # dedicated handlers are tried first
     reasoning = analyze_reasoning(prober, log)
     content = analyze_content(prober, log, reasoning)
     result = TemplateAnalysis(template=template.name, caps=caps, reasoning=reasoning, content=content)
@@ -70,8 +71,7 @@ def analyze_template(
     user_start, assistant_start = _role_starts(prober, log, reasoning, content)
     result = replace(result, user_start=user_start, assistant_start=assistant_start)
     result, fired = apply_workarounds(template.source, result)
-    found = find_handler(template.source, prober)
-    if found is not None:
+    if found is not None:  # the handler's markers replace what the diffs could see
         handler, rule = found
         result = replace(handler.refine(result, template.source), specialized=handler.name, specialized_rule=rule)
         log.cite_source(f"handler: {handler.name}", rule)
