@@ -1,8 +1,10 @@
 """The differential analysis of one template: phases, workarounds, result.
 
-``analyze_template(template)`` runs the capability probes, the reasoning,
-content and tool phases, finds the role start markers and the generation
-prompt, applies the workarounds and collects the preserved tokens.  A phase
+``analyze_template(template)`` runs the capability probes, tries the dedicated
+handlers (``analysis.handlers``), runs the reasoning, content and tool phases,
+finds the role start markers and the generation prompt, applies the
+workarounds (then a matching handler's markers) and collects the preserved
+tokens.  A phase
 whose comparisons the template cannot render degrades on its own (the result
 says which comparison failed and the template's message); only a runaway
 template (a render limit) fails the whole analysis.
