@@ -224,15 +224,16 @@ def adapt_messages(messages: list[dict[str, Any]], caps: Capabilities) -> list[d
     return out
 
 
-def render_adapted(template: ChatTemplate, request: RenderRequest) -> str:
+def render_adapted(template: ChatTemplate, request: RenderRequest, caps: Capabilities | None = None) -> str:
     """Render ``request``; if the template rejects it, adapt the conversation to the
-    template's capabilities (:func:`adapt_messages`) and render once more."""
+    template's capabilities (:func:`adapt_messages`; detected unless ``caps`` is
+    given) and render once more."""
     try:
         return template.render(request)
     except RenderLimitError:
         raise
     except TemplateRenderError as first_error:
-        caps = detect_capabilities(template)
+        caps = caps or detect_capabilities(template)
         adapted = adapt_messages([dict(m) for m in request.messages], caps)
         if adapted == list(request.messages):
             raise first_error from None

@@ -10,12 +10,11 @@ model's output, so what it opened (``<think>``) or closed is known.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from analysis.caps import Capabilities, adapt_messages
+from analysis.caps import Capabilities, render_adapted
 from analysis.diff import diff_split
-from analysis.errors import RenderLimitError, TemplateRenderError
 from analysis.rendering import ChatTemplate, RenderRequest
 from analysis.request import ChatRequest, ContinueFinal
 from analysis.result import ReasoningAnalysis, ReasoningMode
@@ -41,13 +40,7 @@ def render_messages(
         _arguments_as_objects(messages) if caps.supports_object_arguments else list(messages),
         request.tools or None, add_generation_prompt=agp, enable_thinking=request.enable_thinking, extra=request.extra
     )
-    try:
-        return template.render(render_request)
-    except RenderLimitError:
-        raise
-    except TemplateRenderError:
-        adapted = adapt_messages([dict(m) for m in messages], caps)
-        return template.render(replace(render_request, messages=adapted))
+    return render_adapted(template, render_request, caps)
 
 
 def _arguments_as_objects(messages: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:

@@ -228,8 +228,8 @@ class StreamParser:
                 return None  # the leading newline is not decided yet
             fast.pending = "\r\n" if raw.endswith("\r\n") else raw[-1] if raw[-1] in "\r\n" else ""
         if field_name in ("reasoning", "content"):
-            shown = self._acc.message().reasoning_content if field_name == "reasoning" else self._acc.message().content
-            if not shown:
+            shown = self._acc.reasoning if field_name == "reasoning" else self._acc.content
+            if not any(shown):
                 return None  # leading whitespace is still being dropped
             fast.pending = tag.text[len(tag.text.rstrip(" \t\r\n")) :] if tag.text.strip() else ""
         return fast
