@@ -159,8 +159,8 @@ def _role_starts(
     One user turn is compared with user, assistant, user.  The assistant start is
     what precedes the assistant's text in the added part (less content and
     reasoning markers that follow it); the user start is what precedes the second
-    user text, less the tokens that close a turn (the first token after the last
-    turn's text in each render)."""
+    user text, less the tokens that close a turn (those after the last turn's
+    text).  A template that does not write the probe texts gives empty starts."""
     # a template given no end-of-sequence token is shown one, so that a turn
     # closed by it is told apart from the next turn's opening
     eos = {} if prober.template.template.eos_token else {"eos_token": "<eos>"}
@@ -174,14 +174,14 @@ def _role_starts(
         log.degrade("roles", exc)
         return "", ""
     added = segment_diff(cmp.output_a, cmp.output_b).right
-    between = added.split(ASSISTANT_TEXT, 1)[1] if ASSISTANT_TEXT in added else ""
+    between = added.partition(ASSISTANT_TEXT)[2]
     closers = {
-        _first_token(cmp.output_a.split(USER_TEXT, 1)[1]),
-        _first_token(cmp.output_b.rsplit(USER_TEXT_2, 1)[1]),
+        _first_token(cmp.output_a.partition(USER_TEXT)[2]),
+        _first_token(cmp.output_b.rpartition(USER_TEXT_2)[2]),
     }
     try:
         last_assistant = prober.render(replace(conversation(assistant(), tools=False), extra=eos))
-        tail = last_assistant.rsplit(ASSISTANT_TEXT, 1)[1]
+        tail = last_assistant.rpartition(ASSISTANT_TEXT)[2]
         tokens = _tokens(tail)
         closers.update(tokens if len(tokens) <= 3 else tokens[:1])  # what closes the last turn
     except TemplateRenderError:
@@ -189,7 +189,8 @@ def _role_starts(
     closers.add(_first_token(between))
     opening = added.split(ASSISTANT_TEXT, 1)[0] if ASSISTANT_TEXT in added else ""
     if not strip_ws(opening):  # the template always ends with the assistant opening: it is in the common prefix
-        opening = _drop_leading(cmp.output_b.split(USER_TEXT, 1)[1].split(ASSISTANT_TEXT, 1)[0], closers, keep_one=False)
+        after_user = cmp.output_b.partition(USER_TEXT)[2]
+        opening = _drop_leading(after_user.partition(ASSISTANT_TEXT)[0] if ASSISTANT_TEXT in after_user else "", closers, keep_one=False)
     assistant_start = _drop_trailing(strip_ws(opening), [content.start])
     if reasoning.end and assistant_start.endswith(strip_ws(reasoning.end)):  # an empty reasoning block
         assistant_start = _drop_trailing(assistant_start, [reasoning.end, reasoning.start])

@@ -193,3 +193,10 @@ def test_prefill_outcomes(prompt: str, outcome: PrefillOutcome) -> None:
 def test_request_helpers_build_user_first_conversations() -> None:
     request = conversation(assistant())
     assert isinstance(request, RenderRequest) and request.messages[0] == USER and request.tools
+
+
+@pytest.mark.parametrize("source", ["hello", "{% for m in messages %}{{ m.role }}{% endfor %}"])
+def test_template_that_does_not_write_the_messages_analyses_to_nothing(source: str) -> None:
+    """No probe text in any render: every marker is empty, nothing raises."""
+    a = analyze_template(_template(source))
+    assert (a.user_start, a.assistant_start, a.reasoning.mode, a.tools.format.mode) == ("", "", ReasoningMode.NONE, ToolFormat.NONE)
