@@ -22,11 +22,10 @@ from analysis.result import ReasoningAnalysis, ReasoningMode
 
 @dataclass(frozen=True)
 class Prompt:
-    """The rendered prompt, the generation prompt, and the one of a plain new turn."""
+    """The rendered prompt and its generation prompt."""
 
     text: str
     generation_prompt: str
-    plain_generation_prompt: str  #: what a new assistant turn alone would add
     continued: str | None  #: "reasoning" or "content" when the last message is continued
     continued_text: str = ""  #: the continued message's own text, at the end of the generation prompt
 
@@ -124,16 +123,15 @@ def build_prompt(
     if continued is None:
         if not request.add_generation_prompt:
             text = render_messages(template, caps, request, request.messages, False)
-            return Prompt(text, "", "", None)
+            return Prompt(text, "", None)
         text, generation = _new_turn_prompt(template, caps, request, request.messages)
-        return Prompt(text, generation, generation, None)
+        return Prompt(text, generation, None)
     last = dict(request.messages[-1])
     earlier = request.messages[:-1]
     base = render_messages(template, caps, request, earlier, False)
-    _, plain = _new_turn_prompt(template, caps, request, earlier)
     probed = render_messages(template, caps, request, [*earlier, {**last, "content": CONTINUATION_PROBE}], False)
     at = probed.find(CONTINUATION_PROBE)
-    before = probed[:at] if at >= 0 else base + plain
+    before = probed[:at] if at >= 0 else base + _new_turn_prompt(template, caps, request, earlier)[1]
     thought = str(last.get("reasoning_content") or "")
     content = str(last.get("content") or "")
     start = reasoning.start if reasoning and reasoning.mode is not ReasoningMode.NONE else ""
@@ -152,4 +150,4 @@ def build_prompt(
         text = before + content
     split = diff_split(base, text)
     own = thought if continued == "reasoning" else content
-    return Prompt(text, split.right + split.suffix, plain, continued, own)
+    return Prompt(text, split.right + split.suffix, continued, own)
