@@ -12,6 +12,7 @@ import re
 
 _PLAIN_STRING = re.compile(r'[^"\\]*')
 _CONTROL = re.compile(r"[\x00-\x1f]")
+_STRING_RUN = re.compile(r'[^"\\\x00-\x1f]*')  # string characters that need no attention
 _NUMBER_CHARS = frozenset("0123456789+-.eE")
 _WS = frozenset(" \t\r\n")
 _LITERALS = ("true", "false", "null")
@@ -41,6 +42,9 @@ class IncrementalJson:
     def feed(self, text: str) -> JsonProgress:
         """Consume ``text`` (the next piece of the value); return the progress."""
         if self.status is not JsonProgress.MORE:
+            return self.status
+        if self.in_string and not self.escape and _STRING_RUN.fullmatch(text):
+            self.consumed += len(text)  # the common case: more of a string's plain characters
             return self.status
         i, n = 0, len(text)
         while i < n:

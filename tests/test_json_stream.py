@@ -36,9 +36,10 @@ def test_values_end_where_they_end_in_any_chunking(value: object, size: int, tra
         assert feed_all(text[:cut], size)[0] is JsonProgress.MORE
 
 
-@pytest.mark.parametrize("bad", ['{"a" 1}', '{"a": tru}', "[1,]", '{"a": 1,}', "{'a': 1}", '"tab\there"', "[1 2]", "}"])
-def test_invalid_text_is_an_error(bad: str) -> None:
-    assert feed_all(bad, 3)[0] is JsonProgress.ERROR
+@pytest.mark.parametrize("size", [1, 2, 3, 4, 100])
+@pytest.mark.parametrize("bad", ['{"a" 1}', '{"a": tru}', "[1,]", '{"a": 1,}', "{'a': 1}", '"tab\there"', '["ab", "cd\nef"]', "[1 2]", "}"])
+def test_invalid_text_is_an_error(bad: str, size: int) -> None:
+    assert feed_all(bad, size)[0] is JsonProgress.ERROR
 
 
 def test_escapes_across_chunks() -> None:
