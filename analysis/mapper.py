@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from analysis.handlers.gemma4 import gemma_to_json
 from analysis.pyliteral import py_to_json
@@ -191,9 +191,15 @@ def map_result(result: ParseResult, keep_reasoning_in_content: bool = False) -> 
     return Message("".join(walk.content).strip(_WS), reasoning or None, tuple(walk.calls))
 
 
-@dataclass(frozen=True, slots=True)
-class Delta:
-    """One stream chunk, as in OpenAI's ``choices[].delta``."""
+class Delta(NamedTuple):
+    """One stream chunk, as in OpenAI's ``choices[].delta``.
+
+    Immutable like the other results, but a named tuple rather than a frozen
+    dataclass: streaming builds one per chunk, and a six-field frozen dataclass
+    costs about 7x more to build (measured 1.7 µs against 0.23 µs here), which
+    was most of the per-chunk cost.  The streaming fast path builds them with
+    :func:`content_delta`, :func:`reasoning_delta` and :func:`arguments_delta`.
+    """
 
     content: str | None = None
     reasoning_content: str | None = None
@@ -217,6 +223,24 @@ class Delta:
             function["arguments"] = self.arguments
         call["function"] = function
         return {"tool_calls": [call]}
+
+
+_tuple_new = tuple.__new__
+
+
+def content_delta(text: str) -> Delta:
+    """``Delta(content=text)``, built without keyword handling (the streaming hot path)."""
+    return _tuple_new(Delta, (text, None, None, None, None, None))
+
+
+def reasoning_delta(text: str) -> Delta:
+    """``Delta(reasoning_content=text)``, built without keyword handling."""
+    return _tuple_new(Delta, (None, text, None, None, None, None))
+
+
+def arguments_delta(index: int, text: str) -> Delta:
+    """``Delta(tool_index=index, arguments=text)``, built without keyword handling."""
+    return _tuple_new(Delta, (None, None, index, None, None, text))
 
 
 class NotAnExtension(ValueError):

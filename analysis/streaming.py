@@ -12,15 +12,27 @@ completes, a JSON value closes) cost a full parse, and there are few of them.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
+from json.encoder import encode_basestring as _encode_string  # json.dumps(s, ensure_ascii=False) of a str
+from typing import Callable, Union
 
 from analysis.generation import Generated, ParseOutcome
-from analysis.mapper import Delta, Message, NotAnExtension, ToolCall, map_result, message_deltas
+from analysis.mapper import (
+    Delta,
+    Message,
+    NotAnExtension,
+    ToolCall,
+    arguments_delta,
+    content_delta,
+    map_result,
+    message_deltas,
+    reasoning_delta,
+)
 from peg.combinators import Json, Rest, Until
 from peg.engine import ParseResult, Status, TagNode, parse
 from peg.json_stream import IncrementalJson, JsonProgress
 
+_WS = " \t\r\n"
 _FIELDS = ("content", "reasoning", "tool-args", "tool-arg-string")
 #: below this many characters every chunk without a fast path gets a full parse
 _PATIENT_FROM = 4096
@@ -67,18 +79,154 @@ def _frontier_tag(nodes: tuple[TagNode, ...], end: int) -> tuple[TagNode | None,
     return found, call, field_name
 
 
-@dataclass
-class _Fast:
-    """How the chunks that follow a full parse extend the message, until a structural event."""
+# -- fast paths ----------------------------------------------------------------------
+#
+# After a full parse that stopped inside a growing field, a *path* (how chunks are
+# scanned: until a delimiter, to the end, through a JSON value, through a Python
+# string) hands each chunk that cannot change the parse to a *sink* (the message
+# field it extends, with the mapper's trimming and escaping), which returns the
+# deltas.  Both are small slotted classes: this runs once per chunk.
 
-    kind: str  #: "until", "rest" or "json"
-    field: str  #: the tag whose text grows
-    delimiters: tuple[str, ...] = ()
-    first_chars: frozenset[str] = frozenset()
-    tail: str = ""  #: text held back (a possible delimiter start)
-    json: IncrementalJson | None = None
-    pending: str = ""  #: a string argument's trailing newline, held until more text follows
-    escaped: bool = False  #: inside a Python string, the last character was an unpaired backslash
+
+class _TextSink:
+    """Content or reasoning: trailing whitespace waits until more text follows
+    (the mapper strips the message's surrounding whitespace)."""
+
+    __slots__ = ("parts", "make", "pending")
+
+    def __init__(self, parts: list[str], make: Callable[[str], Delta], pending: str) -> None:
+        self.parts, self.make, self.pending = parts, make, pending
+
+    def write(self, piece: str) -> list[Delta]:
+        if self.pending or piece[-1] in _WS:
+            raw = self.pending + piece
+            piece = raw.rstrip(_WS)
+            self.pending = raw[len(piece) :]
+            if not piece:
+                return []
+        self.parts.append(piece)
+        return [self.make(piece)]
+
+
+class _ArgumentsSink:
+    """A call's JSON arguments: raw JSON text as written, or the inside of a JSON
+    string (escaped; a tagged value's trailing newline waits until more text follows)."""
+
+    __slots__ = ("parts", "index", "escape", "hold_newline", "pending")
+
+    def __init__(self, parts: list[str], index: int, escape: bool, hold_newline: bool, pending: str) -> None:
+        self.parts, self.index, self.escape, self.hold_newline, self.pending = parts, index, escape, hold_newline, pending
+
+    def write(self, piece: str) -> list[Delta]:
+        if self.hold_newline and (self.pending or piece[-1] in "\r\n"):
+            raw = self.pending + piece
+            self.pending = "\r\n" if raw.endswith("\r\n") else raw[-1] if raw[-1] in "\r\n" else ""
+            piece = raw[: len(raw) - len(self.pending)]
+            if not piece:
+                return []
+        if self.escape:
+            piece = _encode_string(piece)[1:-1]
+        self.parts.append(piece)
+        return [arguments_delta(self.index, piece)]
+
+
+class _DropSink:
+    """Text the message does not show (a harmony message to another recipient)."""
+
+    __slots__ = ()
+
+    def write(self, piece: str) -> list[Delta]:
+        return []
+
+
+_Sink = Union[_TextSink, _ArgumentsSink, _DropSink]
+
+
+class _RestPath:
+    """The field runs to the end of the output: every chunk extends it."""
+
+    __slots__ = ("sink",)
+
+    def __init__(self, sink: _Sink) -> None:
+        self.sink = sink
+
+    def extend(self, chunk: str) -> list[Delta] | None:
+        return self.sink.write(chunk)
+
+
+def _held_back(buf: str, delimiters: tuple[str, ...]) -> int:
+    """The length of the longest end of ``buf`` that starts one of ``delimiters``
+    (none of which occurs in ``buf``)."""
+    hold = 0
+    for d in delimiters:
+        i = buf.find(d[0], max(len(buf) - len(d) + 1, 0))
+        while i != -1 and len(buf) - i > hold:
+            if d.startswith(buf[i:]):
+                hold = len(buf) - i
+                break
+            i = buf.find(d[0], i + 1)
+    return hold
+
+
+class _UntilPath:
+    """The field runs until one of ``delimiters``: a chunk that completes one is
+    structural; a possible delimiter start at the end is held back."""
+
+    __slots__ = ("sink", "delimiters", "first_chars", "tail")
+
+    def __init__(self, sink: _Sink, delimiters: tuple[str, ...], tail: str) -> None:
+        self.sink, self.delimiters, self.tail = sink, delimiters, tail
+        self.first_chars = frozenset(d[0] for d in delimiters)
+
+    def extend(self, chunk: str) -> list[Delta] | None:
+        if not self.tail and self.first_chars.isdisjoint(chunk):
+            return self.sink.write(chunk)
+        buf = self.tail + chunk
+        for d in self.delimiters:
+            if d in buf:
+                return None
+        hold = _held_back(buf, self.delimiters)
+        self.tail = buf[len(buf) - hold :]
+        return self.sink.write(buf[: len(buf) - hold]) if hold < len(buf) else []
+
+
+class _JsonPath:
+    """Raw JSON arguments: chunks extend them while the value stays open."""
+
+    __slots__ = ("sink", "tracker")
+
+    def __init__(self, sink: _Sink, tracker: IncrementalJson) -> None:
+        self.sink, self.tracker = sink, tracker
+
+    def extend(self, chunk: str) -> list[Delta] | None:
+        if self.tracker.feed(chunk) is not JsonProgress.MORE:
+            return None
+        return self.sink.write(chunk)
+
+
+class _QuotedPath:
+    """The inside of a Python-style string: only an unescaped closing quote is structural."""
+
+    __slots__ = ("sink", "quotes", "specials", "escaped")
+
+    def __init__(self, sink: _Sink, quotes: tuple[str, ...]) -> None:
+        self.sink, self.quotes, self.escaped = sink, quotes, False
+        self.specials = frozenset("\\").union(*quotes)
+
+    def extend(self, chunk: str) -> list[Delta] | None:
+        if not self.escaped and self.specials.isdisjoint(chunk):
+            return self.sink.write(chunk)
+        for c in chunk:
+            if self.escaped:
+                self.escaped = False
+            elif c == "\\":
+                self.escaped = True
+            elif c in self.quotes:
+                return None
+        return self.sink.write(chunk)
+
+
+_Path = Union[_RestPath, _UntilPath, _JsonPath, _QuotedPath]
 
 
 @dataclass
@@ -106,14 +254,15 @@ class StreamParser:
 
     def __init__(self, generated: Generated):
         self.generated = generated
-        self._chunks: list[str] = [generated.generation_prompt]
+        self._chunks: list[str] = [generated.generation_prompt]  #: the text parsed last, then the chunks since
         self._acc = _Accumulated()
-        self._fast: _Fast | None = None
+        self._path: _Path | None = None
         self._failed = False
-        self._length = len(generated.generation_prompt)
+        self._parsed_length = len(generated.generation_prompt)  #: length of the text parsed last
+        self._length = self._parsed_length  #: kept up to date off the fast path only
         self._stuck = 0  #: full parses in a row whose fast path (if any) carried little text
-        self._fast_run = 0  #: characters the fast path has taken since the last full parse
-        self._backlog = 0  #: characters fed since the last full parse
+        self._fast_run = 0  #: characters the fast path carried since the last full parse
+        self._backlog = 0  #: characters fed since the last full parse, off the fast path
         self.full_parses = 0  #: how many times the whole text was parsed (for benchmarks and tests)
         self.warning = ""
 
@@ -123,17 +272,20 @@ class StreamParser:
         """Add ``chunk`` of model output; return the deltas it produces."""
         if not chunk:
             return []
-        self._chunks.append(chunk)
-        self._length += len(chunk)
+        chunks = self._chunks
+        chunks.append(chunk)
+        path = self._path
+        if path is not None:
+            deltas = path.extend(chunk)
+            if deltas is not None:
+                return deltas
+            self._path = None  # the parse changes here: only a full parse can go on
+            # the path carried every chunk since the last full parse but this one
+            self._fast_run = sum(map(len, chunks)) - self._parsed_length - len(chunk)
+            self._length = self._parsed_length + self._fast_run
         if self._failed:
             return []
-        fast = self._fast
-        if fast is not None:
-            deltas = self._extend(fast, chunk)
-            if deltas is not None:
-                self._fast_run += len(chunk)
-                return deltas
-            self._fast = None  # the parse changes here: only a full parse can go on
+        self._length += len(chunk)
         self._backlog += len(chunk)
         if self._backlog < self._patience():
             return []
@@ -162,6 +314,7 @@ class StreamParser:
             self.warning = f"the final message does not extend the streamed one: {exc}"
             deltas = []
         self._acc = _Accumulated.of(outcome.message)
+        self._path = None
         return deltas, outcome
 
     def message(self) -> Message:
@@ -173,6 +326,7 @@ class StreamParser:
     def _full_parse(self) -> list[Delta]:
         text = "".join(self._chunks)
         self._chunks = [text]
+        self._parsed_length = self._length = len(text)
         self._backlog = 0
         self._stuck = 0 if self._fast_run >= _PRODUCTIVE_RUN else self._stuck + 1
         self._fast_run = 0
@@ -180,7 +334,6 @@ class StreamParser:
         result = parse(self.generated.built.parser, text, partial=True)
         if result.status is Status.FAILURE:
             self._failed = True  # no continuation can fit: the final parse reports it
-            self._fast = None
             return []
         message = map_result(result, self.generated.keeps_reasoning_in_content)
         try:
@@ -189,10 +342,11 @@ class StreamParser:
             self.warning = str(exc)
             deltas = []
         self._acc = _Accumulated.of(message)
-        self._fast = self._plan(result) if result.status is Status.NEED_MORE else None
+        self._path = self._plan(result) if result.status is Status.NEED_MORE else None
         return deltas
 
-    def _plan(self, result: ParseResult) -> _Fast | None:
+    def _plan(self, result: ParseResult) -> _Path | None:
+        """The fast path for the chunks after this parse, if the frontier is a growing field."""
         if self.generated.keeps_reasoning_in_content or result.frontier is None:
             return None
         node, start = result.frontier
@@ -201,105 +355,50 @@ class StreamParser:
             # (a frontier that starts at the very end may still move: a space()
             # before it would swallow leading whitespace of the next chunk)
             return None
-        if field_name in ("tool-args", "tool-arg-string", "escaped"):
-            names = call.find("tool-name") if call is not None and call.name == "tool" else []
-            harmony_call = call is not None and call.name != "tool" and any(n.name == "h-to" and n.complete for n in call.children)
-            if not (names and names[0].complete or harmony_call) or not self._acc.calls:
-                return None  # the call is not shown yet: its arguments wait for the name
-            if field_name == "tool-args" and not tag.text.strip():
-                return None  # leading whitespace of raw arguments is still being dropped
+        sink = self._sink(tag, call, field_name)
+        if sink is None:
+            return None
         text = result.text
         if isinstance(node, Until):
-            fast = _Fast("until", field_name, node.delimiters, frozenset(d[0] for d in node.delimiters), text[result.end :])
-        elif isinstance(node, Rest):
-            fast = _Fast("rest", field_name)
-        elif field_name == "escaped":
-            return None  # only an until (a string's inside) can be extended
-        elif isinstance(node, Json) and field_name == "tool-args":
+            if field_name == "escaped" and "\\" in node.delimiters:  # a Python string: backslash escapes
+                return _QuotedPath(sink, tuple(d for d in node.delimiters if d != "\\"))
+            return _UntilPath(sink, node.delimiters, text[result.end :])
+        if isinstance(node, Rest):
+            return _RestPath(sink)
+        if isinstance(node, Json) and field_name == "tool-args":
             tracker = IncrementalJson()
             if tracker.feed(text[start:]) is not JsonProgress.MORE:
                 return None
-            fast = _Fast("json", tag.name, json=tracker)
-        else:
-            return None
-        if field_name == "tool-arg-string":
-            raw = tag.text
-            if raw in ("", "\n", "\r", "\r\n"):
-                return None  # the leading newline is not decided yet
-            fast.pending = "\r\n" if raw.endswith("\r\n") else raw[-1] if raw[-1] in "\r\n" else ""
-        if field_name in ("reasoning", "content"):
-            shown = self._acc.reasoning if field_name == "reasoning" else self._acc.content
-            if not any(shown):
-                return None  # leading whitespace is still being dropped
-            fast.pending = tag.text[len(tag.text.rstrip(" \t\r\n")) :] if tag.text.strip() else ""
-        return fast
+            return _JsonPath(sink, tracker)
+        return None
 
-    # -- fast path --------------------------------------------------------------------
-
-    def _extend(self, fast: _Fast, chunk: str) -> list[Delta] | None:
-        """Deltas for ``chunk`` when it cannot change the parse, else None."""
-        if fast.kind == "rest":
-            committed = chunk
-        elif fast.kind == "json":
-            assert fast.json is not None
-            if fast.json.feed(chunk) is not JsonProgress.MORE:
-                return None
-            committed = chunk
-        elif fast.field == "escaped" and "\\" in fast.delimiters:
-            # a Python string's inside: only an unescaped closing quote is structural
-            quotes = [d for d in fast.delimiters if d != "\\"]
-            for c in chunk:
-                if fast.escaped:
-                    fast.escaped = False
-                elif c == "\\":
-                    fast.escaped = True
-                elif c in quotes:
-                    return None
-            committed = chunk
-        else:
-            if not fast.tail and fast.first_chars.isdisjoint(chunk):
-                committed = chunk
-            else:
-                buf = fast.tail + chunk
-                if any(d in buf for d in fast.delimiters):
-                    return None
-                hold = 0
-                for d in fast.delimiters:
-                    for k in range(min(len(d) - 1, len(buf)), hold, -1):
-                        if buf.endswith(d[:k]):
-                            hold = k
-                            break
-                committed = buf[: len(buf) - hold]
-                fast.tail = buf[len(buf) - hold :]
-        return self._write(fast, committed)
-
-    def _write(self, fast: _Fast, piece: str) -> list[Delta]:
-        if not piece or fast.field == "drop":
-            return []
+    def _sink(self, tag: TagNode, call: TagNode | None, field_name: str) -> _Sink | None:
+        """Where the growing field's text goes, or None while it is not shown yet."""
         acc = self._acc
-        if fast.field in ("content", "reasoning"):
-            raw = fast.pending + piece
-            visible = raw.rstrip(" \t\r\n")
-            fast.pending = raw[len(visible) :]
-            if not visible:
-                return []
-            if fast.field == "content":
-                acc.content.append(visible)
-                return [Delta(content=visible)]
-            acc.reasoning.append(visible)
-            return [Delta(reasoning_content=visible)]
-        name, call_id, args = acc.calls[-1]
-        if fast.field == "escaped":
-            piece = json.dumps(piece, ensure_ascii=False)[1:-1]
-        elif fast.field == "tool-arg-string":
-            raw = fast.pending + piece
-            fast.pending = "\r\n" if raw.endswith("\r\n") else raw[-1] if raw[-1] in "\r\n" else ""
-            visible = raw[: len(raw) - len(fast.pending)]
-            if not visible:
-                return []
-            piece = json.dumps(visible, ensure_ascii=False)[1:-1]
-        args.append(piece)
-        return [Delta(tool_index=len(acc.calls) - 1, arguments=piece)]
+        if field_name in ("reasoning", "content"):
+            parts = acc.reasoning if field_name == "reasoning" else acc.content
+            if not any(parts):
+                return None  # leading whitespace is still being dropped
+            pending = tag.text[len(tag.text.rstrip(_WS)) :] if tag.text.strip() else ""
+            return _TextSink(parts, reasoning_delta if field_name == "reasoning" else content_delta, pending)
+        if field_name == "drop":
+            return _DropSink()
+        names = call.find("tool-name") if call is not None and call.name == "tool" else []
+        harmony_call = call is not None and call.name != "tool" and any(n.name == "h-to" and n.complete for n in call.children)
+        if not (names and names[0].complete or harmony_call) or not acc.calls:
+            return None  # the call is not shown yet: its arguments wait for the name
+        parts, index = acc.calls[-1][2], len(acc.calls) - 1
+        if field_name == "tool-args":
+            if not tag.text.strip():
+                return None  # leading whitespace of raw arguments is still being dropped
+            return _ArgumentsSink(parts, index, escape=False, hold_newline=False, pending="")
+        if field_name == "escaped":
+            return _ArgumentsSink(parts, index, escape=True, hold_newline=False, pending="")
+        raw = tag.text  # a tagged string value
+        if raw in ("", "\n", "\r", "\r\n"):
+            return None  # the leading newline is not decided yet
+        pending = "\r\n" if raw.endswith("\r\n") else raw[-1] if raw[-1] in "\r\n" else ""
+        return _ArgumentsSink(parts, index, escape=True, hold_newline=True, pending=pending)
 
 
 def stream_output(generated: Generated, output: str, chunk_size: int) -> tuple[list[Delta], ParseOutcome, StreamParser]:
