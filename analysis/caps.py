@@ -34,16 +34,20 @@ class Capabilities:
         return dict(sorted(asdict(self).items()))
 
 
-class _IndexTrackingStr(str):
-    """A string that records whether the template indexed it like a list
-    (``content[0]``): templates that do so expect typed (list) content."""
+def _indexing_probe(value: str) -> tuple[str, list[bool]]:
+    """A string, and a list that grows whenever the template indexes that string
+    like a list (``content[0]``): templates that do so expect typed (list)
+    content.  The class is made per probe, so detection is safe in threads;
+    renders deep-copy the messages, and the copies share the class."""
+    hits: list[bool] = []
 
-    indexed = False
+    class IndexTrackingStr(str):
+        def __getitem__(self, key: Any) -> Any:  # type: ignore[override]
+            if isinstance(key, int):
+                hits.append(True)
+            return str.__getitem__(self, key)
 
-    def __getitem__(self, key: Any) -> Any:  # type: ignore[override]
-        if isinstance(key, int):
-            type(self).indexed = True
-        return str.__getitem__(self, key)
+    return IndexTrackingStr(value), hits
 
 
 def _tool_def(name: str) -> dict[str, Any]:
@@ -103,12 +107,9 @@ def detect_capabilities(template: ChatTemplate) -> Capabilities:
     supports_string = string_out is not None and "PROBE_STRING_CONTENT" in string_out
 
     # Typed content: the template indexes content as a list.
-    _IndexTrackingStr.indexed = False
-    _try_render(
-        template,
-        RenderRequest([{"role": "user", "content": _IndexTrackingStr("content")}], add_generation_prompt=True),
-    )
-    supports_typed = _IndexTrackingStr.indexed
+    probe, hits = _indexing_probe("content")
+    _try_render(template, RenderRequest([{"role": "user", "content": probe}], add_generation_prompt=True))
+    supports_typed = bool(hits)
 
     system_out = _try_render(
         template,
