@@ -9,6 +9,7 @@ result parses outputs whole (:meth:`Generated.parse`) or streamed
 from __future__ import annotations
 
 import hashlib
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -169,16 +170,24 @@ class AutoParser:
         )
 
 
-_CACHE: dict[str, TemplateAnalysis] = {}
+#: analyses kept by :func:`cached_analysis` (the least recently used goes first)
+CACHE_SIZE = 128
+_CACHE: OrderedDict[str, TemplateAnalysis] = OrderedDict()
 
 
 def cached_analysis(template: ChatTemplate) -> TemplateAnalysis:
-    """The template's analysis, computed once per template source (and bos/eos)."""
+    """The template's analysis, computed once per template source (and bos/eos);
+    the last :data:`CACHE_SIZE` are kept."""
     t = template.template
     key = hashlib.sha256("\0".join([t.source, t.bos_token, t.eos_token, t.name]).encode()).hexdigest()
-    if key not in _CACHE:
-        _CACHE[key] = analyze_template(template)
-    return _CACHE[key]
+    found = _CACHE.get(key)
+    if found is not None:
+        _CACHE.move_to_end(key)
+        return found
+    analysis = _CACHE[key] = analyze_template(template)
+    while len(_CACHE) > CACHE_SIZE:
+        _CACHE.popitem(last=False)
+    return analysis
 
 
 def auto_parser(loaded: Any) -> AutoParser:

@@ -202,3 +202,19 @@ def test_chunked_randomly_on_every_small_template() -> None:
         final, outcome = stream.finish()
         assert accumulate(deltas + final) == outcome.message
         assert outcome.message.reasoning_content == "plan" and _args(outcome.message) == {"value": 5}
+
+
+def test_analysis_cache_reuses_and_is_bounded(monkeypatch) -> None:
+    from analysis import generation
+    from analysis.loading import LoadedTemplate
+
+    monkeypatch.setattr(generation, "CACHE_SIZE", 2)
+    monkeypatch.setattr(generation, "_CACHE", generation.OrderedDict())
+    templates = [ChatTemplate(LoadedTemplate(f"t{i}.jinja", "{% for m in messages %}" + "x" * i + "{{ m.content }}{% endfor %}")) for i in range(3)]
+    first = generation.cached_analysis(templates[0])
+    assert generation.cached_analysis(templates[0]) is first  # a second request costs no analysis
+    generation.cached_analysis(templates[1])
+    generation.cached_analysis(templates[0])  # used again: now the most recent
+    generation.cached_analysis(templates[2])  # evicts templates[1]
+    assert len(generation._CACHE) == 2
+    assert generation.cached_analysis(templates[0]) is first
