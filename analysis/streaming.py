@@ -365,7 +365,7 @@ class StreamParser:
             return _UntilPath(sink, node.delimiters, text[result.end :])
         if isinstance(node, Rest):
             return _RestPath(sink)
-        if isinstance(node, Json) and field_name == "tool-args":
+        if isinstance(node, Json) and field_name in ("tool-args", "content"):  # raw arguments, a json_schema reply
             tracker = IncrementalJson()
             if tracker.feed(text[start:]) is not JsonProgress.MORE:
                 return None

@@ -188,6 +188,19 @@ def test_streaming_is_linear_in_full_parses() -> None:
     assert len(text) // 4 > 10_000
 
 
+def test_streaming_a_json_schema_reply_is_linear_in_full_parses() -> None:
+    """A json_schema reply (content that is one JSON value) streams through the
+    incremental JSON checker: a long string inside it costs no full parses."""
+    schema = {"type": "object", "properties": {"summary": {"type": "string"}, "n": {"type": "number"}}}
+    g = _generated("tagged_xml.jinja", tools=None, json_schema=schema)
+    reply = json.dumps({"summary": "words and more words, " * 1500, "n": 3}, indent=2)
+    text = "<think>\nplanning\n</think>\n\n```json\n" + reply + "\n```"
+    deltas, outcome, stream = stream_output(g, text, 4)
+    assert outcome.ok and json.loads(outcome.message.content) == json.loads(reply)
+    assert accumulate(deltas) == outcome.message
+    assert stream.full_parses < 30, stream.full_parses
+
+
 def test_chunked_randomly_on_every_small_template() -> None:
     rng = random.Random(7)
     g = _generated("wrapped_tools_only.jinja")
