@@ -61,7 +61,7 @@ def _opens_something_else(source: str, start: str, end: str) -> bool:
     ``<think>``) the template writes, while the content ends with another marker:
     then ``start`` opens something else (an unclosed reasoning block), not content."""
     match = re.fullmatch(r"<([A-Za-z][\w:.-]*)>", start)
-    return bool(match) and f"</{match.group(1)}>" in source and strip_ws(end) != f"</{match.group(1)}>"
+    return match is not None and f"</{match.group(1)}>" in source and strip_ws(end) != f"</{match.group(1)}>"
 
 
 def _requires_nonnull(prober: Prober) -> bool:

@@ -135,7 +135,7 @@ def build_prompt(
     thought = str(last.get("reasoning_content") or "")
     content = str(last.get("content") or "")
     start = reasoning.start if reasoning and reasoning.mode is not ReasoningMode.NONE else ""
-    end = reasoning.end if start or (reasoning and reasoning.end) else ""
+    end = reasoning.end if reasoning is not None and (start or reasoning.end) else ""
     if continued == "reasoning":
         if thought and thought in before:
             text = before[: before.rfind(thought) + len(thought)]

@@ -206,7 +206,7 @@ def _json_native_fields(section: str, log: PhaseLog, cmp: Comparison, state: _St
     if not isinstance(call, dict):
         log.degrade("tools", "the call is not a JSON object", cmp.name)
         return
-    fields: dict[str, str] = {}
+    fields: dict[str, Any] = {}  # ToolFormatAnalysis field -> value (all str here)
 
     def register(prefix: str, key: str, value: Any) -> None:
         path = f"{prefix}.{key}" if prefix else key

@@ -1,0 +1,9 @@
+"""Chat-template analysis and parser generation.
+
+Loading and sandboxed rendering (``loading``, ``rendering``, ``sandbox``,
+``caps``), differential analysis (``probes``, ``diff``, ``markers`` and the
+``*_phase`` modules, run by ``analyzer``), dedicated handlers (``handlers``),
+parser generation (``parser_builder``, ``generation``), message mapping and
+streaming (``mapper``, ``streaming``) and checks (``conformance``, ``checking``).
+Builds on ``peg``; never prints.
+"""
