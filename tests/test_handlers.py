@@ -9,11 +9,13 @@ import pytest
 
 from analysis.analyzer import analyze_template
 from analysis.generation import AutoParser
-from analysis.handlers.gemma4 import gemma_to_json
+from analysis.handlers.gemma4 import gemma_to_json, gemma_value
 from analysis.loading import load_template
 from analysis.pyliteral import py_to_json
 from analysis.rendering import FROZEN_CLOCK, ChatTemplate
 from analysis.request import ChatRequest
+from peg.combinators import tag
+from peg.engine import parse
 from tests.cli_helpers import run_cli
 from tests.conftest import ZOO, needs_shared, reference_analysis
 
@@ -55,12 +57,32 @@ def test_python_literals_to_json() -> None:
         assert longer.startswith(shorter), (shorter, longer)
 
 
-def test_gemma_values_to_json() -> None:
-    text = '{theme:<|"|>dark mode<|"|>,count:3,tags:[<|"|>a<|"|>],on:true}'
-    assert json.loads(gemma_to_json(text, True)) == {"theme": "dark mode", "count": 3, "tags": ["a"], "on": True}
-    translations = [gemma_to_json(text[:i], False) for i in range(len(text) + 1)]
+def _gemma_prefix_json(text: str) -> str:
+    """What the mapper shows for a prefix: the parsed value's text, translated."""
+    result = parse(tag("tool-arg-gemma", gemma_value()), text, partial=True)
+    node = result.tree[0] if result.tree else None
+    return gemma_to_json(node.text, node.complete) if node is not None else ""
+
+
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        ('{theme:<|"|>dark mode<|"|>,count:3,tags:[<|"|>a<|"|>],on:true}', {"theme": "dark mode", "count": 3, "tags": ["a"], "on": True}),
+        ('{note:<|"|>a << b <| c \\<|"|>}', {"note": "a << b <| c \\"}),
+    ],
+)
+def test_gemma_values_to_json(text: str, value: object) -> None:
+    assert json.loads(gemma_to_json(text, True)) == value
+    translations = [_gemma_prefix_json(text[:i]) for i in range(len(text) + 1)]
     for shorter, longer in zip(translations, translations[1:] + [gemma_to_json(text, True)]):
         assert longer.startswith(shorter), (shorter, longer)
+
+
+def test_gemma_partial_string_holds_back_only_a_possible_closing_quote() -> None:
+    """Only the parser holds back a cut-short closing quote; the translation does
+    not hold back a second time (a '<' before the held one is text)."""
+    assert _gemma_prefix_json('<|"|>x <<') == '"x <'
+    assert _gemma_prefix_json('<|"|>x <|') == '"x '
 
 
 @needs_shared

@@ -66,13 +66,8 @@ def gemma_to_json(text: str, complete: bool) -> str:
     while i < n:
         if text.startswith(QUOTE, i):
             j = text.find(QUOTE, i + len(QUOTE))
-            if j < 0:
-                raw = text[i + len(QUOTE) :]
-                for k in range(len(QUOTE) - 1, 0, -1):  # a closing quote may be cut short
-                    if raw.endswith(QUOTE[:k]):
-                        raw = raw[:-k]
-                        break
-                out.append(json.dumps(raw, ensure_ascii=False)[:-1])
+            if j < 0:  # a string still being written (the parser held back a cut-short closing quote)
+                out.append(json.dumps(text[i + len(QUOTE) :], ensure_ascii=False)[:-1])
                 return "".join(out)
             out.append(json.dumps(text[i + len(QUOTE) : j], ensure_ascii=False))
             i = j + len(QUOTE)
