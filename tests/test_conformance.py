@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import collections
 import json
+import random
 from typing import Any
 
 import pytest
@@ -19,6 +20,7 @@ import pytest
 from analysis.conformance import CaseRunner
 from analysis.generation import Generated
 from analysis.grammar_check import constrained_text
+from analysis.mapper import accumulate
 from analysis.request import ChatRequest
 from peg.gbnf import MatchStatus, read_gbnf
 from tests.conftest import SHARED, ZOO, needs_shared, reference_analysis
@@ -95,3 +97,43 @@ def test_grammar_rejects_a_wrong_tool_name() -> None:
     text = constrained_text(generated, case["output"].replace("special_function", "unknown_function"))
     assert text is not None
     assert read_gbnf(generated.grammar).match(text).status is MatchStatus.REJECTED
+
+
+#: what the fuzz inserts: whitespace, marker pieces, JSON and string punctuation
+FRAGMENTS = [" ", "\n", "\n\n", "\r\n", "  \n", "<", "</", "<b>", "[", "]", "{", "}", '"', "\\", "x", "word ", "é"]
+
+
+@needs_shared
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_streaming_matches_prefix_parses_on_fuzzed_outputs(seed: int) -> None:
+    """Each case's output with a random run of fragments inserted somewhere, fed
+    in random chunks.  Whenever the output still fits (the final parse succeeds
+    with no warning), the streamed message at random points equals a partial
+    parse of that prefix, and the deltas add up to the final message; when it
+    does not fit, nothing raises and the final parse keeps the output."""
+    rng = random.Random(seed)
+    fitting = mismatches = 0
+    for case in CASES:
+        if case["partial"]:
+            continue
+        generated = _generated(case)
+        out = case["output"]
+        pos = rng.randint(0, len(out))
+        text = out[:pos] + "".join(rng.choice(FRAGMENTS) for _ in range(rng.randint(1, 40))) * rng.randint(1, 20) + out[pos:]
+        stream, deltas, seen, i = generated.stream(), [], [], 0
+        while i < len(text):
+            size = rng.randint(1, 9)
+            deltas += stream.feed(text[i : i + size])
+            i += size
+            if rng.random() < 0.15:
+                seen.append((i, accumulate(deltas)))
+        final, outcome = stream.finish()
+        if not outcome.ok or stream.warning:
+            assert outcome.message.content or outcome.message.tool_calls or not text.strip()
+            continue
+        fitting += 1
+        assert accumulate(deltas + final) == outcome.message, case["id"]
+        for at, message in seen:
+            if message != generated.parse(text[:at], partial=True).message:
+                mismatches += 1
+    assert fitting > 150 and mismatches == 0, (fitting, mismatches)
