@@ -259,7 +259,10 @@ def _tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any]) -> Par
         head = marker(a.name_prefix) + p.tag("tool-arg-name", p.literal(str(arg_name)))
         if _is_string_schema(arg_schema):
             closer = value_end or strip_ws(a.name_prefix)
-            body = _exact(a.name_suffix) + _exact(a.value_prefix) + p.tag("tool-arg-string", p.until(closer))
+            # the value keeps its leading whitespace after the last marker before it
+            # (GLM writes "</arg_key>\n<arg_value>": the newline belongs to no value)
+            suffix = marker(a.name_suffix) if strip_ws(a.value_prefix) else _exact(a.name_suffix)
+            body = suffix + _exact(a.value_prefix) + p.tag("tool-arg-string", p.until(closer))
         else:
             json_schema = arg_schema if isinstance(arg_schema, Mapping) else {}
             value = p.choice(p.schema(p.json_value(), f"{function['name']}-{arg_name}", json_schema), _PY_LITERAL)
