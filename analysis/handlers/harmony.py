@@ -1,5 +1,5 @@
 """GPT-OSS (harmony): a turn is a sequence of messages
-``[ to=R]<|channel|>C[ to=R][ <|constrain|>T]<|message|>BODY<|end|>``, separated by
+``[ to=R]<|channel|>C[ to=R][ <|constrain|>T| T]<|message|>BODY<|end|>``, separated by
 ``<|start|>assistant``.
 
 The ``analysis`` channel is reasoning, ``final`` and ``commentary`` are content,
@@ -52,7 +52,8 @@ def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: s
     to_token = p.space() + p.literal("to=") + p.tag("h-to", word)
     constrain = p.space() + p.literal("<|constrain|>") + word
     channel = p.literal("<|channel|>") + p.tag("h-channel", p.chars("[A-Za-z0-9_]", 1, UNBOUNDED))
-    header = p.one_or_more(p.choice(to_token, channel, constrain)) + p.space()
+    content_type = p.chars("[ \t]", 1, UNBOUNDED) + word  # "commentary json": the template's own spelling
+    header = p.one_or_more(p.choice(to_token, channel, constrain, content_type)) + p.space()
     raw = request.reasoning_format.value == "none"  # reasoning stays in content, verbatim
     message = p.tag(
         "harmony-msg-raw" if raw else "harmony-msg",
