@@ -26,6 +26,8 @@ def detect(source: str, prober: Prober) -> str | None:
     out = probe_call_render(prober, {ARG_A: "v"})
     if f"{FUN_A}({ARG_A}=" in out and SECTION_START in out:
         return f"a probe call renders as {SECTION_START}[{FUN_A}({ARG_A}=...)]"
+    if SECTION_START in out and FUN_A in out.split(SECTION_START, 1)[1]:
+        return None  # the template writes its calls in another form (JSON): the differential analysis reads it
     listed = prober.render_shaped(conversation()) or ""
     for opener in ("<|tool_list_start|>", "List of tools: ["):
         if opener in listed and FUN_A in listed.split(opener, 1)[1] and "<|im_start|>" in listed:
