@@ -206,18 +206,12 @@ class SchemaConverter:
         parts: list[str] = []
         if required:
             parts.append(' "," space '.join(kv[k] for k in required))
-        # Optional properties in order, each optional, as a right-nested chain.
-        tail_items = [kv[k] for k in optional] + ([extra + ' ( "," space ' + extra + " )*"] if extra else [])
-        chain = ""
-        if tail_items:
-            # Each optional may also be skipped: allow starting from any of them.
-            starts = []
-            for i in range(len(tail_items)):
-                c = ""
-                for item in reversed(tail_items[i:]):
-                    c = item + (f' ( "," space ( {c} ) )?' if c else "")
-                starts.append(c)
-            chain = " | ".join(f"( {s} )" if len(starts) > 1 else s for s in starts)
+        # Optional properties in schema order, any subset of them: a choice of the
+        # first one present, then each later one independently ("," kv)?.
+        heads = [kv[k] for k in optional] + ([f'{extra} ( "," space {extra} )*'] if extra else [])
+        follows = [f'( "," space {kv[k]} )?' for k in optional] + ([f'( "," space {extra} )*'] if extra else [])
+        starts = [" ".join([heads[i], *follows[i + 1 :]]) for i in range(len(heads))]
+        chain = " | ".join(f"( {s} )" for s in starts) if len(starts) > 1 else "".join(starts)
         if parts and chain:
             body = f'"{{" space {parts[0]} ( "," space ( {chain} ) )? "}}" space'
         elif parts:

@@ -120,6 +120,16 @@ SCHEMA_CASES = [
         ['{"a": "x"}', '{"a": "x", "b": 1}', '{"a": "x", "c": true}', '{"a": "x", "b": 1, "c": false}'],
         ['{"b": 1}', '{"a": "x", "d": 1}', '{"b": 1, "a": "x"}'],
     ),
+    (  # any in-order subset of optional properties, a middle one skipped included (as llama.cpp)
+        {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}, "c": {"type": "integer"}, "d": {"type": "integer"}}},
+        ["{}", '{"a": 1, "c": 3}', '{"a": 1, "d": 4}', '{"b": 2, "d": 4}', '{"a": 1, "b": 2, "d": 4}', '{"a": 1, "b": 2, "c": 3, "d": 4}'],
+        ['{"c": 3, "a": 1}', '{"a": 1, "a": 1}', '{"a": 1,}'],
+    ),
+    (
+        {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "additionalProperties": True},
+        ['{"a": 1, "x": true, "y": null}', '{"b": 2, "x": 1}', '{"x": 1}'],
+        ['{"x": 1,}', '{1: 2}'],
+    ),
     ({"type": "object", "additionalProperties": {"type": "integer"}}, ['{}', '{"x": 1, "y": 2}'], ['{"x": "1"}']),
     ({"type": "array", "items": {"type": "integer"}, "minItems": 1, "maxItems": 2}, ["[1]", "[1, 2]"], ["[]", "[1, 2, 3]"]),
     ({"type": "array", "prefixItems": [{"type": "string"}, {"type": "integer"}]}, ['["a", 1]'], ['[1, "a"]']),
