@@ -81,11 +81,12 @@ def analyze_template(
         log.cite_source(f"workaround: {name}", "template source")
     generation = _generation_prompt(prober, log, result.reasoning, enable_thinking)
     markers = result.marker_fields()
+    tokens = found[0].tokens if found is not None and found[0].tokens else preserved_tokens(markers)
     return replace(
         result,
         generation_prompt=generation,
         workarounds=fired,
-        preserved_tokens=preserved_tokens(markers),
+        preserved_tokens=tokens,
         degraded=log.degraded,
         evidence=log.evidence_for(markers),
     )

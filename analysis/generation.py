@@ -154,11 +154,13 @@ class AutoParser:
 
     def generate(self, request: ChatRequest) -> Generated:
         """Prompt, parser, grammar, triggers and preserved tokens for ``request``."""
+        handler = handler_named(self.analysis.specialized) if self.analysis.specialized else None
+        if handler is not None and handler.adapt_request is not None:
+            request = handler.adapt_request(request)
         prompt = build_prompt(self.template, self.caps, request, self.analysis.reasoning, self.analysis.content.start)
         own = len(prompt.continued_text)
         template_part = prompt.generation_prompt[: len(prompt.generation_prompt) - own] if own else prompt.generation_prompt
         prefill = prefill_outcome(template_part, self.analysis.reasoning)  # the continued text is the model's
-        handler = handler_named(self.analysis.specialized) if self.analysis.specialized else None
         if handler is not None and handler.build is not None:
             built = handler.build(self.analysis, request, prompt.generation_prompt, prompt.continued_text, prefill)
         else:

@@ -83,6 +83,12 @@ def string_value(text: str, complete: bool) -> str:
     return escaped if complete else escaped[:-1]
 
 
+def raw_string_value(text: str, complete: bool) -> str:
+    """A string value written verbatim between its markers, as JSON text (closed when complete)."""
+    escaped = json.dumps(text, ensure_ascii=False)
+    return escaped if complete else escaped[:-1]
+
+
 def json_value(text: str, complete: bool) -> str:
     """A tagged non-string value: as written (Python literals in JSON spelling)."""
     stripped = text.strip(_WS)
@@ -103,6 +109,8 @@ def _tagged_arguments(call: TagNode) -> str:
             value = string_value(node.text, node.complete)
         for node in arg.find("tool-arg-json"):
             value = json_value(node.text, node.complete)
+        for node in arg.find("tool-arg-raw"):
+            value = raw_string_value(node.text, node.complete)
         for node in arg.find("tool-arg-py"):
             value = py_to_json(node.text, node.complete)
         for node in arg.find("tool-arg-gemma"):

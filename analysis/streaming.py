@@ -39,7 +39,7 @@ _PATIENT_FROM = 4096
 #: a fast path that carried this many characters shows the output is not degenerate
 _PRODUCTIVE_RUN = 256
 #: values whose only ``until`` is the inside of a string: a chunk there appends its JSON escape
-_STRING_VALUES = ("tool-arg-py", "tool-arg-gemma")
+_STRING_VALUES = ("tool-arg-py", "tool-arg-gemma", "tool-arg-raw")
 
 
 def _harmony_field(message: TagNode) -> str:

@@ -158,3 +158,79 @@ def test_degenerate_markers_stream_in_bounded_work() -> None:
     # one full parse per chunk for the first 4 KB (256 chunks), then doubling waits: 1,594 chunks in all
     assert stream.full_parses < 4096 // 16 + 40, stream.full_parses
     assert outcome.message.content.startswith("<|tool_call>call:")
+
+
+K3_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}, "unit": {"type": ["string", "null"]}, "days": {"type": "integer"}},
+            },
+        },
+    }
+]
+K3_CALL_1 = (
+    '<|open|>call tool="get_weather" index="1"<|sep|>'
+    '<|open|>argument key="city" type="string"<|sep|>Paris & "Lyon"\n<|close|>argument<|sep|>'
+    '<|open|>argument key="unit" type="null"<|sep|>null<|close|>argument<|sep|>'
+    '<|open|>argument key="days" type="number"<|sep|>3<|close|>argument<|sep|><|close|>call<|sep|>'
+)
+K3_CALL_2 = '<|open|>call tool="get_weather" index="2"<|sep|><|open|>json type="object"<|sep|>{"city": "Lyon", "days": 2}<|close|>json<|sep|><|close|>call<|sep|>'
+#: (request changes, model output, expected message): written from the template's format
+K3_CASES = [
+    (
+        {},
+        "Let me think.<|close|>think<|sep|><|open|>response<|sep|>Hello!\nHow can I help?<|close|>response<|sep|><|close|>message<|sep|>",
+        {"role": "assistant", "content": "Hello!\nHow can I help?", "reasoning_content": "Let me think."},
+    ),
+    (
+        {"tools": K3_TOOLS},
+        "Weather first.<|close|>think<|sep|><|open|>response<|sep|>Checking.<|close|>response<|sep|><|open|>tools<|sep|>"
+        + K3_CALL_1
+        + K3_CALL_2
+        + "<|close|>tools<|sep|><|close|>message<|sep|><|end_of_msg|>",
+        {
+            "role": "assistant",
+            "content": "Checking.",
+            "reasoning_content": "Weather first.",
+            "tool_calls": [
+                {"type": "function", "function": {"name": "get_weather", "arguments": json.dumps({"city": 'Paris & "Lyon"\n', "unit": None, "days": 3})}},
+                {"type": "function", "function": {"name": "get_weather", "arguments": json.dumps({"city": "Lyon", "days": 2})}},
+            ],
+        },
+    ),
+    (
+        {"tools": K3_TOOLS, "enable_thinking": False},
+        "<|close|>response<|sep|><|open|>tools<|sep|>" + K3_CALL_2 + "<|close|>tools<|sep|>",
+        {"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function": {"name": "get_weather", "arguments": json.dumps({"city": "Lyon", "days": 2})}}]},
+    ),
+]
+
+
+@needs_shared
+@pytest.mark.parametrize("changes, output, expected", K3_CASES, ids=["content", "calls", "no-thinking"])
+def test_kimi_k3_parse_stream_and_grammar(changes: dict, output: str, expected: dict) -> None:
+    """Kimi K3's XTML turns: the same three checks as a conformance case."""
+    from analysis.conformance import CHECKS
+
+    parser = AutoParser(ChatTemplate(load_template(ZOO / "Kimi-K3.jinja"), clock=FROZEN_CLOCK))
+    assert parser.analysis.specialized == "kimi-k3-xtml"
+    generated = parser.generate(ChatRequest.from_json({"messages": [{"role": "user", "content": "Hi"}], **changes}))
+    case = {"output": output, "partial": False, "expected": expected}
+    assert {name: check(generated, case) for name, check in CHECKS.items()} == {"parse": "", "stream": "", "grammar": ""}
+
+
+@needs_shared
+def test_kimi_k3_thinking_switch_and_tokens() -> None:
+    """enable_thinking reaches the template as its own ``thinking`` variable; the
+    preserved tokens are the markup's special tokens, not the composite markers."""
+    parser = AutoParser(ChatTemplate(load_template(ZOO / "Kimi-K3.jinja"), clock=FROZEN_CLOCK))
+    request = {"messages": [{"role": "user", "content": "Hi"}]}
+    thinking = parser.generate(ChatRequest.from_json(request))
+    plain = parser.generate(ChatRequest.from_json({**request, "enable_thinking": False}))
+    assert thinking.generation_prompt.endswith("<|open|>think<|sep|>")
+    assert plain.generation_prompt.endswith("<|open|>response<|sep|>") and "thinking_effort" not in plain.prompt.text
+    assert set(parser.analysis.preserved_tokens) == {"<|open|>", "<|sep|>", "<|close|>", "<|end_of_msg|>"}

@@ -79,9 +79,7 @@ def _parses_back(generated: Generated, text: str, want: list[tuple[str, dict[str
 
 
 #: templates whose own tool-call rendering we cannot read yet, and why
-KNOWN_UNREAD = {
-    "Kimi-K3.jinja": "its <|open|>tag<|sep|>…<|close|>tag<|sep|> markup has generic tokens the differential analysis cannot separate",
-}
+KNOWN_UNREAD: dict[str, str] = {}
 
 
 def _marked(paths: list[Path]) -> list[Any]:

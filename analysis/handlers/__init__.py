@@ -33,6 +33,10 @@ class Handler:
     refine: Callable[[TemplateAnalysis, str], TemplateAnalysis]  #: (analysis, template source)
     calls: CallsBuilder | None = None
     build: Builder | None = None
+    #: the request as the template needs it (a thinking switch of its own name)
+    adapt_request: Callable[[ChatRequest], ChatRequest] | None = None
+    #: the special tokens to preserve, when the markers are not themselves tokens
+    tokens: tuple[str, ...] = ()
 
 
 def probe_call_render(prober: Prober, arguments: dict[str, Any] | None = None) -> str:
@@ -65,7 +69,7 @@ def with_tool_markers(
 
 def registry() -> tuple[Handler, ...]:
     """Every handler, in the order they are tried."""
-    from analysis.handlers import dsml, functionary32, gemma4, gigachat3, harmony, kimi, mistral3, pythonic
+    from analysis.handlers import dsml, functionary32, gemma4, gigachat3, harmony, kimi, kimi3, mistral3, pythonic
 
     return (
         harmony.HANDLER,
@@ -74,6 +78,7 @@ def registry() -> tuple[Handler, ...]:
         gemma4.HANDLER,
         dsml.HANDLER,
         kimi.HANDLER,
+        kimi3.HANDLER,
         mistral3.HANDLER,
         gigachat3.HANDLER,
     )
