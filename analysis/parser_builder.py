@@ -123,7 +123,8 @@ def _reasoning(analysis: TemplateAnalysis, cleared_start: bool) -> Parser:
         return p.eps()
     body = p.tag("reasoning", p.until(end)) + p.literal(end) + p.space()
     if start and not cleared_start:
-        block = p.literal(start) + p.space() + body
+        # GLM's turn is "<|assistant|>\n<think>…": the model writes the newline first
+        block = p.space() + p.literal(start) + p.space() + body
     else:
         block = body
     return p.optional(p.tag("reasoning-block", block))
