@@ -22,6 +22,7 @@ from analysis.errors import AutoparserError
 from analysis.fixtures import WEATHER_TOOL
 from analysis.generation import AutoParser, Generated
 from analysis.loading import load_template
+from analysis.markers import strip_ws
 from analysis.rendering import FROZEN_CLOCK, ChatTemplate, RenderRequest
 from analysis.request import ChatRequest
 from analysis.result import PrefillOutcome, ToolFormat
@@ -109,3 +110,44 @@ def test_rendered_tool_calls_parse_back(path: Path) -> None:
         checked.append(name)
     if not checked:
         pytest.skip("the template renders none of the call sets")
+
+
+CONTENT = "It is sunny in Paris today."
+
+
+def _rendered_content(template: ChatTemplate, generated: Generated) -> str | None:
+    """What the model writes after the generation prompt for a plain reply, as the
+    history renders it; None when the turn cannot be lined up with the prompt."""
+    history = render_adapted(template, RenderRequest([USER, {"role": "assistant", "content": CONTENT}], None, False))
+    before = render_adapted(template, RenderRequest([USER], None, False))
+    shared = 0
+    while shared < min(len(before), len(history)) and before[shared] == history[shared]:
+        shared += 1
+    turn = history[shared:]
+    prompt, reasoning = generated.generation_prompt, generated.analysis.reasoning
+    opened = strip_ws(reasoning.start) if generated.prefill is PrefillOutcome.OPENED else ""
+    end = strip_ws(reasoning.end)
+    # the prompt as the turn writes it (or, when the history leaves out the
+    # reasoning the prompt opens, the prompt before it)
+    starts = [prompt, prompt.strip()] + ([prompt[: prompt.rfind(opened)].strip()] if opened and opened in prompt else [])
+    if not prompt.strip():  # the template adds no prompt (Mistral): a turn appended whole is the model's
+        return turn if history.startswith(before) else None
+    for start in starts:
+        if start and start in turn:
+            rest = turn[turn.index(start) + len(start) :]
+            return (end if opened and end not in rest else "") + rest  # the model closes what the prompt opened
+    return None
+
+
+@needs_shared
+@pytest.mark.parametrize("path", zoo_templates(), ids=lambda p: p.name)
+def test_rendered_content_parses_back(path: Path) -> None:
+    """A plain reply as the template renders it parses back to the same content."""
+    template = ChatTemplate(load_template(path), clock=FROZEN_CLOCK)
+    generated = AutoParser(template).generate(ChatRequest.from_json({"messages": [USER]}))
+    text = _rendered_content(template, generated)
+    if text is None:
+        pytest.skip("the rendered turn does not begin with the generation prompt")
+    ends = [len(text)] + [i for i in range(len(text) - 1, 0, -1) if text[i] in "<[\n"]
+    messages = [generated.parse(text[:end]) for end in ends]
+    assert any(o.ok and o.message.content.strip() == CONTENT and not o.message.tool_calls for o in messages), (text, messages[0].message)
