@@ -25,7 +25,7 @@ from analysis.loading import load_template
 from analysis.markers import strip_ws
 from analysis.rendering import FROZEN_CLOCK, ChatTemplate, RenderRequest
 from analysis.request import ChatRequest
-from analysis.result import PrefillOutcome, ToolFormat
+from analysis.result import PrefillOutcome, ReasoningMode, ToolFormat
 from tests.conftest import needs_shared, zoo_templates
 
 USER = {"role": "user", "content": "What is the weather in Paris?"}
@@ -113,30 +113,43 @@ def test_rendered_tool_calls_parse_back(path: Path) -> None:
 
 
 CONTENT = "It is sunny in Paris today."
+REASONING = "I should check the forecast."
 
 
-def _rendered_content(template: ChatTemplate, generated: Generated) -> str | None:
-    """What the model writes after the generation prompt for a plain reply, as the
+def _rendered_reply(template: ChatTemplate, generated: Generated, message: dict[str, Any]) -> str | None:
+    """What the model writes after the generation prompt for ``message``, as the
     history renders it; None when the turn cannot be lined up with the prompt."""
-    history = render_adapted(template, RenderRequest([USER, {"role": "assistant", "content": CONTENT}], None, False))
+    history = render_adapted(template, RenderRequest([USER, message], None, False))
     before = render_adapted(template, RenderRequest([USER], None, False))
     shared = 0
     while shared < min(len(before), len(history)) and before[shared] == history[shared]:
         shared += 1
     turn = history[shared:]
     prompt, reasoning = generated.generation_prompt, generated.analysis.reasoning
-    opened = strip_ws(reasoning.start) if generated.prefill is PrefillOutcome.OPENED else ""
-    end = strip_ws(reasoning.end)
-    # the prompt as the turn writes it (or, when the history leaves out the
-    # reasoning the prompt opens, the prompt before it)
-    starts = [prompt, prompt.strip()] + ([prompt[: prompt.rfind(opened)].strip()] if opened and opened in prompt else [])
     if not prompt.strip():  # the template adds no prompt (Mistral): a turn appended whole is the model's
         return turn if history.startswith(before) else None
+    opened = strip_ws(reasoning.start) if generated.prefill is PrefillOutcome.OPENED else ""
+    end = strip_ws(reasoning.end)
+    # the prompt as the turn writes it, or the prompt before the reasoning it opens
+    starts = [prompt, prompt.strip()] + ([prompt[: prompt.rfind(opened)].strip()] if opened and opened in prompt else [])
     for start in starts:
         if start and start in turn:
             rest = turn[turn.index(start) + len(start) :]
+            if opened and opened not in start and rest.lstrip().startswith(opened):
+                return rest.lstrip()[len(opened) :]  # the prompt opened it already
             return (end if opened and end not in rest else "") + rest  # the model closes what the prompt opened
     return None
+
+
+def _reads_back(generated: Generated, text: str, content: str, reasoning: str | None) -> bool:
+    """Whether some cut of ``text`` before its end of turn parses to ``content`` and ``reasoning``."""
+    ends = [len(text)] + [i for i in range(len(text) - 1, 0, -1) if text[i] in "<[\n"]
+    for end in ends:
+        outcome = generated.parse(text[:end])
+        message = outcome.message
+        if outcome.ok and message.content.strip() == content and (message.reasoning_content or None) == reasoning and not message.tool_calls:
+            return True
+    return False
 
 
 @needs_shared
@@ -145,9 +158,24 @@ def test_rendered_content_parses_back(path: Path) -> None:
     """A plain reply as the template renders it parses back to the same content."""
     template = ChatTemplate(load_template(path), clock=FROZEN_CLOCK)
     generated = AutoParser(template).generate(ChatRequest.from_json({"messages": [USER]}))
-    text = _rendered_content(template, generated)
+    text = _rendered_reply(template, generated, {"role": "assistant", "content": CONTENT})
     if text is None:
         pytest.skip("the rendered turn does not begin with the generation prompt")
-    ends = [len(text)] + [i for i in range(len(text) - 1, 0, -1) if text[i] in "<[\n"]
-    messages = [generated.parse(text[:end]) for end in ends]
-    assert any(o.ok and o.message.content.strip() == CONTENT and not o.message.tool_calls for o in messages), (text, messages[0].message)
+    assert _reads_back(generated, text, CONTENT, None), text
+
+
+@needs_shared
+@pytest.mark.parametrize("path", zoo_templates(), ids=lambda p: p.name)
+def test_rendered_reasoning_parses_back(path: Path) -> None:
+    """A reply with reasoning, where the template renders the reasoning of the
+    last turn, parses back to the same reasoning and content."""
+    template = ChatTemplate(load_template(path), clock=FROZEN_CLOCK)
+    parser = AutoParser(template)
+    if parser.analysis.reasoning.mode is ReasoningMode.NONE:
+        pytest.skip("no reasoning in this template")
+    generated = parser.generate(ChatRequest.from_json({"messages": [USER]}))
+    message = {"role": "assistant", "content": CONTENT, "reasoning_content": REASONING}
+    text = _rendered_reply(template, generated, message)
+    if text is None or REASONING not in text:
+        pytest.skip("the history leaves the reasoning out, or the turn cannot be lined up")
+    assert _reads_back(generated, text, CONTENT, REASONING), text
