@@ -1,7 +1,8 @@
 """Checking template collections: discovery, per-template status, lock files.
 
 ``find_templates`` walks files and folders for chat templates; ``check_template``
-analyses one and says ok / degraded / failed; a lock file records each
+analyses one, runs the round-trip probes (its own renderings must parse back)
+and says ok / degraded / failed; a lock file records each
 analysis (sorted, stable JSON) so that a later run can report, field by field,
 what changed.
 """
@@ -15,9 +16,11 @@ from typing import Any, Iterable
 
 from analysis.errors import TemplateLoadError
 from analysis.analyzer import analyze_template
+from analysis.generation import AutoParser
 from analysis.loading import load_template
 from analysis.rendering import FROZEN_CLOCK, ChatTemplate
 from analysis.result import TemplateAnalysis
+from analysis.round_trip import RoundTrip, round_trips
 from peg.errors import AutoparserError
 
 TEMPLATE_FILE_NAMES = ("tokenizer_config.json", "chat_template.json")
@@ -52,6 +55,7 @@ class TemplateCheck:
     status: str
     reason: str = ""
     analysis: TemplateAnalysis | None = None
+    round_trips: tuple[RoundTrip, ...] = ()
 
     @property
     def summary(self) -> str:
@@ -79,16 +83,23 @@ def display_name(path: Path, roots: Iterable[Path]) -> str:
     return path.as_posix()
 
 
-def check_template(path: Path, name: str) -> TemplateCheck:
-    """Load and analyse one template."""
+def check_template(path: Path, name: str, round_trip: bool = True) -> TemplateCheck:
+    """Load and analyse one template, then (unless ``round_trip`` is off) check
+    that its own renderings parse back: a probe that does not fails the template."""
     try:
-        analysis = analyze_template(ChatTemplate(load_template(path), clock=FROZEN_CLOCK))
+        template = ChatTemplate(load_template(path), clock=FROZEN_CLOCK)
+        analysis = analyze_template(template)
+        trips = round_trips(AutoParser(template, analysis)) if round_trip else ()
     except AutoparserError as exc:
         return TemplateCheck(path, name, "failed", str(exc))
+    failed = [t for t in trips if t.status == "failed"]
+    if failed:
+        reason = "; ".join(f"round trip ({t.probe}): {t.detail}" for t in failed)
+        return TemplateCheck(path, name, "failed", reason, analysis, trips)
     if analysis.degraded:
         reason = "; ".join(f"{d.phase}: {d.comparison}: {d.reason}" for d in analysis.degraded)
-        return TemplateCheck(path, name, "degraded", reason, analysis)
-    return TemplateCheck(path, name, "ok", "", analysis)
+        return TemplateCheck(path, name, "degraded", reason, analysis, trips)
+    return TemplateCheck(path, name, "ok", "", analysis, trips)
 
 
 # --- lock files -----------------------------------------------------------------------

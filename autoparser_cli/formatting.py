@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from rich.tree import Tree
 
     from analysis.checking import TemplateCheck
+    from analysis.round_trip import RoundTrip
     from analysis.generation import Generated
     from analysis.mapper import Delta, Message
     from analysis.probes import Comparison
@@ -273,12 +274,12 @@ def generation_renderables(generated: "Generated") -> list[object]:
 def check_table(checks: "list[TemplateCheck]") -> Table:
     """One row per template: reasoning, content, tool format and key markers, status."""
     table = Table(title=Text("Templates"), title_justify="left")
-    for column in ("template", "reasoning", "content", "tools", "status"):
+    for column in ("template", "reasoning", "content", "tools", "round trip", "status"):
         table.add_column(column, overflow="fold")
     for check in checks:
         a = check.analysis
         if a is None:
-            table.add_row(Text(check.name), "", "", "", Text(check.summary, style="red"))
+            table.add_row(Text(check.name), "", "", "", "", Text(check.summary, style="red"))
             continue
         reasoning = Text(a.reasoning.mode.value)
         if a.reasoning.mode.value != "NONE":
@@ -292,8 +293,20 @@ def check_table(checks: "list[TemplateCheck]") -> Table:
             if marker:
                 tools.append("  ").append_text(visible(marker))
         style = {"ok": "green", "degraded": "yellow"}.get(check.status, "red")
-        table.add_row(Text(check.name), reasoning, content, tools, Text(check.summary, style=style))
+        table.add_row(Text(check.name), reasoning, content, tools, round_trip_text(check.round_trips), Text(check.summary, style=style))
     return table
+
+
+def round_trip_text(trips: "tuple[RoundTrip, ...]") -> Text:
+    """``4/4 ok`` (and how many probes were skipped), or the probes that failed, in red."""
+    if not trips:
+        return Text("—")
+    failed = [t.probe for t in trips if t.status == "failed"]
+    if failed:
+        return Text("failed: " + ", ".join(failed), style="red")
+    ok = sum(t.status == "ok" for t in trips)
+    skipped = len(trips) - ok
+    return Text(f"{ok} ok" + (f", {skipped} skipped" if skipped else ""), style="green")
 
 
 class progress_bar:

@@ -283,6 +283,7 @@ def check(
     templates: Optional[Path] = typer.Option(None, "--templates", help="Folder the cases' templates are in (default: the case file's)."),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON summary (nothing else on stdout)."),
     junit: Optional[Path] = typer.Option(None, "--junit", help="Also write JUnit XML to this file."),
+    round_trip: bool = typer.Option(True, "--round-trip/--no-round-trip", help="Check that each template's own renderings (tool calls, a reply, reasoning) parse back."),
 ) -> None:
     """Check template collections and expected-parse case files (for CI).
 
@@ -297,13 +298,14 @@ def check(
     checks = []
     with progress_bar(len(found), "analysing templates", enabled=not as_json) as advance:
         for path in found:
-            checks.append(check_template(path, display_name(path, roots)))
+            checks.append(check_template(path, display_name(path, roots), round_trip))
             advance()
     report.templates = len(checks)
     for result in checks:
         report.tests.append(("template", result.name))
         if result.status == "failed":
-            report.failures.append(("template", result.name, "analysis", result.reason))
+            kind = "round-trip" if any(t.status == "failed" for t in result.round_trips) else "analysis"
+            report.failures.append(("template", result.name, kind, result.reason))
     lock_lines: list[str] = []
     if lock is not None:
         current = {c.name: lock_entry(c.analysis) for c in checks if c.analysis is not None}

@@ -124,3 +124,24 @@ def test_check_on_the_shared_cases_agrees_with_the_conformance_test() -> None:
     failing_ours = {f["id"] for f in data["failures"] if template_of[f["id"]] not in SPECIALIZED}
     assert failing_ours == set(KNOWN_FAILURES)
     assert data["passed"] + data["failed"] == 348
+
+
+def test_round_trip_column_and_opt_out(zoo: Path) -> None:
+    """Each template's probes show as a count; --no-round-trip skips them."""
+    result = run_cli("check", str(zoo / "coder.jinja"), width=250)
+    assert result.exit_code == 0 and "5 ok" in result.stdout  # 3 call probes, a reply, reasoning
+    result = run_cli("check", str(zoo / "coder.jinja"), "--no-round-trip", width=250)
+    assert result.exit_code == 0 and "5 ok" not in result.stdout and "—" in result.stdout
+
+
+def test_a_failed_round_trip_fails_the_template(zoo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The wiring from a failed probe to the exit status, table and reports (the
+    probes' own failure detection is tested in test_round_trip.py)."""
+    from analysis import checking
+    from analysis.round_trip import RoundTrip
+
+    monkeypatch.setattr(checking, "round_trips", lambda parser: (RoundTrip("one call", "failed", "the template writes '<x>'; parsed: {}"), RoundTrip("reply", "ok")))
+    result = run_cli("check", str(zoo / "coder.jinja"), width=250)
+    assert result.exit_code == 1 and "failed: one call" in result.stdout
+    data = json.loads(run_cli("check", str(zoo / "coder.jinja"), "--json").stdout)
+    assert data["failures"] == [{"template": "coder.jinja", "check": "round-trip", "reason": "round trip (one call): the template writes '<x>'; parsed: {}"}]
