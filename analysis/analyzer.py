@@ -17,7 +17,7 @@ from dataclasses import replace
 
 from analysis.caps import Capabilities, detect_capabilities
 from analysis.content_phase import analyze_content
-from analysis.diff import segment_diff
+from analysis.diff import appended, segment_diff
 from analysis.errors import TemplateRenderError
 from analysis.handlers import find_handler
 from analysis.markers import MARKER_RE, lstrip_ws, strip_ws
@@ -214,7 +214,7 @@ def _generation_prompt(
     except ComparisonFailed as exc:
         log.degrade("generation prompt", exc)
         return GenerationPromptAnalysis(enable_thinking=enable_thinking)
-    text = cmp.diff.right + cmp.diff.suffix
+    text = appended(cmp.output_a, cmp.output_b)
     return GenerationPromptAnalysis(text, prefill_outcome(text, reasoning), enable_thinking)
 
 

@@ -132,3 +132,25 @@ def segment_diff(a: str, b: str) -> DiffSplit:
     prefix = "".join(sa[:p])
     suffix = "".join(sa[len(sa) - s :]) if s else ""
     return DiffSplit(prefix, "".join(sa[p : len(sa) - s]), "".join(sb[p : len(sb) - s]), suffix)
+
+
+def appended(a: str, b: str) -> str:
+    """What ``b`` adds after the end of ``a``: the exact tail when ``b`` extends
+    ``a`` (a generation prompt is such a tail, wherever it falls relative to
+    markers).  When the renders also differ earlier (a system block that
+    depends on the turns), ``b`` is aligned on the longest end of ``a`` it
+    contains (its last occurrence); with nothing in common, the diff's right
+    side and suffix."""
+    if b.startswith(a):
+        return b[len(a) :]
+    lo, hi = 0, len(a)  # the longest k with a[-k:] in b (containment shrinks as k grows)
+    while lo < hi:
+        k = (lo + hi + 1) // 2
+        if a[-k:] in b:
+            lo = k
+        else:
+            hi = k - 1
+    if lo:
+        return b[b.rfind(a[-lo:]) + lo :]
+    split = diff_split(a, b)
+    return split.right + split.suffix

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from analysis.caps import Capabilities, render_adapted
-from analysis.diff import diff_split
+from analysis.diff import appended
 from analysis.rendering import ChatTemplate, RenderRequest
 from analysis.request import ChatRequest, ContinueFinal
 from analysis.result import ReasoningAnalysis, ReasoningMode
@@ -82,8 +82,7 @@ def _continued_part(request: ChatRequest) -> str | None:
 def _new_turn_prompt(template: ChatTemplate, caps: Capabilities, request: ChatRequest, messages: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
     with_prompt = render_messages(template, caps, request, messages, True)
     without = render_messages(template, caps, request, messages, False)
-    diff = diff_split(without, with_prompt)
-    return with_prompt, diff.right + diff.suffix
+    return with_prompt, appended(without, with_prompt)
 
 
 def _open_reasoning(before: str, start: str, end: str) -> str:
@@ -136,18 +135,16 @@ def build_prompt(
     content = str(last.get("content") or "")
     start = reasoning.start if reasoning and reasoning.mode is not ReasoningMode.NONE else ""
     end = reasoning.end if reasoning is not None and (start or reasoning.end) else ""
+    # the content's own header the template wrote for the probe (harmony's final channel)
+    header = content_start if content_start and before.endswith(content_start) else ""
     if continued == "reasoning":
         if thought and thought in before:
             text = before[: before.rfind(thought) + len(thought)]
-        else:
-            text = _open_reasoning(before, start, end) + thought
+        else:  # reasoning comes before the content's header, which the model writes later
+            text = _open_reasoning(before[: len(before) - len(header)], start, end) + thought
     else:
         if thought and (start or end) and thought not in before:
-            header = content_start if content_start and before.endswith(content_start) else ""
-            if header:  # reasoning goes before the content's own header (harmony's final channel)
-                before = before[: -len(header)]
-            before = _open_reasoning(before, start, end) + thought + end + header
+            before = _open_reasoning(before[: len(before) - len(header)], start, end) + thought + end + header
         text = before + content
-    split = diff_split(base, text)
     own = thought if continued == "reasoning" else content
-    return Prompt(text, split.right + split.suffix, continued, own)
+    return Prompt(text, appended(base, text), continued, own)

@@ -137,3 +137,24 @@ def test_streaming_matches_prefix_parses_on_fuzzed_outputs(seed: int) -> None:
             if message != generated.parse(text[:at], partial=True).message:
                 mismatches += 1
     assert fitting > 150 and mismatches == 0, (fitting, mismatches)
+
+
+#: case id -> why our generation prompt differs from the reference's
+PROMPT_DIFFERENCES = {
+    "NVIDIA-Nemotron-Nano-v2#02": "the reference writes the continued reasoning with its start marker '<think>\\n\\n' after the "
+    "template's own '<think>\\n'; ours reuses the opened block",
+    "openai-gpt-oss-120b#17": "reasoning the template leaves out is written with the analysed markers; harmony also needs "
+    "'<|start|>assistant' before the final channel, which the reference writes and we do not",
+}
+
+
+@needs_shared
+def test_generation_prompts_match_the_reference() -> None:
+    """The generation prompt (what the template appends, or the continued text)
+    equals the reference's for every case but the listed differences."""
+    differ = {
+        case["id"]
+        for case in CASES
+        if _generated(case).generation_prompt != case["reference"]["generation_prompt"]
+    }
+    assert differ == set(PROMPT_DIFFERENCES), differ ^ set(PROMPT_DIFFERENCES)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from analysis.diff import Segment, diff_split, segmentize_markers
+from analysis.diff import Segment, appended, diff_split, segmentize_markers
 
 
 def test_plain_difference() -> None:
@@ -114,3 +114,19 @@ def test_segment_diff_puts_shared_turn_closers_in_the_suffix() -> None:
     assert d.right.startswith("<|end|>\n<|assistant|>")
     # when the shorter render is a prefix of the longer, the difference is the tail
     assert segment_diff("ab<x>", "ab<x>cd").right == "cd"
+
+
+def test_appended_is_the_exact_tail_even_across_a_bracket_marker() -> None:
+    """MiniMax's turns end '[e~[\\n' and its prompt starts ']~b]ai': the generation
+    prompt is what the longer render appends, not widened to a '[…]' marker."""
+    before = "]~b]user\nHey there![e~[\n"
+    assert appended(before, before + "]~b]ai\n<think>\n") == "]~b]ai\n<think>\n"
+
+
+def test_appended_aligns_on_the_end_of_the_shorter_render() -> None:
+    """When the renders differ earlier (a block written only without the new
+    turn), the new part starts after the shorter render's last common end."""
+    without = "<S>sys<E><U>Hey<E><S>Write 'Action:'<E>"
+    with_turn = "<S>sys<E><U>Hey<E><A>Hello, "
+    assert appended(without, with_turn) == "<A>Hello, "
+    assert appended("abc", "xyz") == "xyz"  # nothing in common: the diff
