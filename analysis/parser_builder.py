@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 from analysis.markers import strip_ws
+from analysis.pyliteral import python_value
 from analysis.request import ChatRequest, ReasoningFormat, ToolChoice
 from analysis.result import (
     CallIdPosition,
@@ -243,9 +244,6 @@ def _exact(text: str) -> Parser:
     return lead + p.literal(core.lstrip(_WS)) if core.strip(_WS) else p.eps()
 
 
-_PY_LITERAL = p.choice(p.literal("True"), p.literal("False"), p.literal("None"))
-
-
 def _tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any]) -> Parser:
     """Tagged arguments in any order, each optional: string values up to the
     value closer, other values as JSON (or Python literals)."""
@@ -266,8 +264,10 @@ def _tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any]) -> Par
             body = suffix + _exact(a.value_prefix) + p.tag("tool-arg-string", p.until(closer))
         else:
             json_schema = arg_schema if isinstance(arg_schema, Mapping) else {}
-            value = p.choice(p.schema(p.json_value(), f"{function['name']}-{arg_name}", json_schema), _PY_LITERAL)
-            body = marker(a.name_suffix) + marker(a.value_prefix) + p.tag("tool-arg-json", value) + p.space()
+            # JSON, or a Python literal (a template that writes {{ value }} renders [True, None, 'a'])
+            json_value = p.tag("tool-arg-json", p.schema(p.json_value(), f"{function['name']}-{arg_name}", json_schema))
+            value = p.choice(json_value, p.tag("tool-arg-py", python_value()))
+            body = marker(a.name_suffix) + marker(a.value_prefix) + value + p.space()
         options.append(p.tag("tool-arg", head + body + marker(a.value_suffix)))
     if not options:
         return p.eps()

@@ -231,3 +231,16 @@ def test_analysis_cache_reuses_and_is_bounded(monkeypatch) -> None:
     generation.cached_analysis(templates[2])  # evicts templates[1]
     assert len(generation._CACHE) == 2
     assert generation.cached_analysis(templates[0]) is first
+
+
+def test_tagged_values_in_python_spelling_of_any_shape() -> None:
+    """A template that writes {{ value }} renders lists and dicts as Python does
+    (Seed-OSS): such values read as JSON."""
+    tools = [{"type": "function", "function": {"name": "put", "parameters": {"type": "object", "properties": {"items": {"type": "array"}, "meta": {"type": "object"}}}}}]
+    g = _generated("tagged_xml.jinja", tools=tools)
+    output = (
+        "<tool_call>\n<function=put>\n<parameter=items>\n[True, None, 'a', (1, 2)]\n</parameter>\n"
+        "<parameter=meta>\n{'k': False}\n</parameter>\n</function>\n</tool_call>"
+    )
+    outcome = g.parse(output)
+    assert outcome.ok and json.loads(outcome.message.tool_calls[0].arguments) == {"items": [True, None, "a", [1, 2]], "meta": {"k": False}}

@@ -12,10 +12,11 @@ from typing import Any, Mapping
 from analysis.handlers import Handler, probe_call_render, with_tool_markers
 from analysis.parser_builder import tool_functions
 from analysis.probes import ARG_A, FUN_A, Prober, conversation
+from analysis.pyliteral import python_value
 from analysis.request import ChatRequest
 from analysis.result import ReasoningAnalysis, ReasoningMode, TemplateAnalysis, ToolFormat
 from peg import combinators as p
-from peg.combinators import UNBOUNDED, Parser, Ref
+from peg.combinators import UNBOUNDED, Parser
 
 SECTION_START = "<|tool_call_start|>"
 SECTION_END = "<|tool_call_end|>"
@@ -49,27 +50,6 @@ def refine(analysis: TemplateAnalysis, source: str) -> TemplateAnalysis:
         arguments={"name_prefix": "", "name_suffix": "=", "value_prefix": "", "value_suffix": "", "separator": ", "},
         reasoning=reasoning,
     )
-
-
-def python_value() -> Parser:
-    """A Python literal: strings in either quote style, numbers, True/False/None
-    (and JSON's spellings), lists, tuples and dicts, nested."""
-    value = p.rule("py-value")
-    ref = Ref(value)
-    ws = p.space()
-    # string insides are until-scans (linear streaming); an escape is read whole
-    dq = p.literal('"') + p.zero_or_more(p.choice(p.literal("\\") + p.chars("[^\\n]"), p.until('"', "\\"))) + p.literal('"')
-    sq = p.literal("'") + p.zero_or_more(p.choice(p.literal("\\") + p.chars("[^\\n]"), p.until("'", "\\"))) + p.literal("'")
-    number = p.chars("[-+0-9.eE]", 1, UNBOUNDED)
-    word = p.choice(*(p.literal(w) for w in ("True", "False", "None", "true", "false", "null")))
-    items = p.optional(ref + p.zero_or_more(ws + p.literal(",") + ws + ref) + ws + p.optional(p.literal(",") + ws))
-    listing = p.literal("[") + ws + items + p.literal("]")
-    tupled = p.literal("(") + ws + items + p.literal(")")
-    pair = ref + ws + p.literal(":") + ws + ref
-    pairs = p.optional(pair + p.zero_or_more(ws + p.literal(",") + ws + pair) + ws + p.optional(p.literal(",") + ws))
-    mapping = p.literal("{") + ws + pairs + p.literal("}")
-    value.body = p.choice(dq, sq, mapping, listing, tupled, word, number)
-    return value
 
 
 def _call(function: Mapping[str, Any], value: Parser) -> Parser:
