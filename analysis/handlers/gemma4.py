@@ -45,18 +45,22 @@ def refine(analysis: TemplateAnalysis, source: str) -> TemplateAnalysis:
 
 
 def gemma_value() -> Parser:
-    """A Gemma value: <|"|>string<|"|>, number, true/false/null, [..], {key:value,..}."""
+    """A Gemma value: <|"|>string<|"|>, number, true/false/null (or None/True/False), [..], {key:value,..}."""
     value = p.rule("gemma-value")
     ref = Ref(value)
     string = p.literal(QUOTE) + p.until(QUOTE) + p.literal(QUOTE)
     number = p.chars("[-+0-9.eE]", 1, UNBOUNDED)
-    word = p.choice(p.literal("true"), p.literal("false"), p.literal("null"))
+    # the template writes Python's None for a null inside a list (and True/False if ever)
+    word = p.choice(*(p.literal(w) for w in ("true", "false", "null", "None", "True", "False")))
     key = p.choice(string, p.chars("[A-Za-z0-9_]", 1, UNBOUNDED))
     pair = key + p.space() + p.literal(":") + p.space() + ref
     obj = p.literal("{") + p.space() + p.optional(pair + p.zero_or_more(p.space() + p.literal(",") + p.space() + pair)) + p.space() + p.literal("}")
     arr = p.literal("[") + p.space() + p.optional(ref + p.zero_or_more(p.space() + p.literal(",") + p.space() + ref)) + p.space() + p.literal("]")
     value.body = p.choice(string, obj, arr, word, number)
     return value
+
+
+_PY_WORDS = {"None": "null", "True": "true", "False": "false"}
 
 
 def gemma_to_json(text: str, complete: bool) -> str:
@@ -83,7 +87,7 @@ def gemma_to_json(text: str, complete: bool) -> str:
             rest = text[j:].lstrip()
             if j == n and not complete:
                 return "".join(out)  # a key or a literal still being written
-            out.append(json.dumps(word) if rest.startswith(":") else word)
+            out.append(json.dumps(word) if rest.startswith(":") else _PY_WORDS.get(word, word))
             i = j
             continue
         out.append(c)
