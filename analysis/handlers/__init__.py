@@ -77,6 +77,7 @@ def registry() -> tuple[Handler, ...]:
         pythonic.HANDLER,
         gemma4.HANDLER,
         dsml.HANDLER,
+        dsml.GCML_HANDLER,
         kimi.HANDLER,
         kimi3.HANDLER,
         mistral3.HANDLER,

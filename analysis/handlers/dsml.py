@@ -1,8 +1,10 @@
-"""DeepSeek V3.2: DSML calls with full-width markers.
+"""Markup-language calls with full-width markers: DeepSeek V3.2's DSML and GigaChat 3.5's GCML.
 
-``<｜DSML｜function_calls>`` then, per call, ``<｜DSML｜invoke name="NAME">`` with
+``<｜DSML｜function_calls>`` (GCML: ``<｜GCML｜tool_calls>``) then, per call,
+``<｜DSML｜invoke name="NAME">`` with
 ``<｜DSML｜parameter name="ARG" string="true|false">VALUE</｜DSML｜parameter>``:
-``string="true"`` values are text, ``string="false"`` values JSON.
+``string="true"`` values are text, ``string="false"`` values JSON.  One
+handler per dialect, built by :func:`markup_handler`.
 """
 
 from __future__ import annotations
@@ -12,55 +14,52 @@ from typing import Any, Mapping
 from analysis.handlers import Handler, probe_call_render, with_tool_markers
 from analysis.parser_builder import tool_functions
 from analysis.probes import FUN_A, Prober
+from analysis.pyliteral import python_value
 from analysis.request import ChatRequest
 from analysis.result import TemplateAnalysis, ToolFormat
 from peg import combinators as p
 from peg.combinators import UNBOUNDED, Parser
 
-BAR = "｜DSML｜"
-SECTION_START = f"<{BAR}function_calls>"
-SECTION_END = f"</{BAR}function_calls>"
-INVOKE = f'<{BAR}invoke name="'
-INVOKE_END = f"</{BAR}invoke>"
-PARAM = f'<{BAR}parameter name="'
-PARAM_END = f"</{BAR}parameter>"
+
+def markup_handler(name: str, dialect: str, section: str) -> Handler:
+    """The handler for ``<｜DIALECT｜SECTION>`` calls."""
+    bar = f"｜{dialect}｜"
+    section_start, section_end = f"<{bar}{section}>", f"</{bar}{section}>"
+    invoke, invoke_end = f'<{bar}invoke name="', f"</{bar}invoke>"
+    param, param_end = f'<{bar}parameter name="', f"</{bar}parameter>"
+
+    def detect(source: str, prober: Prober) -> str | None:
+        """A probe call renders as ``<｜DIALECT｜invoke name="...">``."""
+        if f'{invoke}{FUN_A}">' in probe_call_render(prober):
+            return f'a probe call renders as {invoke}{FUN_A}"> with typed {param}..." string="..."> parameters'
+        return None
+
+    def refine(analysis: TemplateAnalysis, source: str) -> TemplateAnalysis:
+        return with_tool_markers(
+            analysis,
+            ToolFormat.TAG_WITH_TAGGED,
+            format={"section_start": section_start, "section_end": section_end},
+            function={"name_prefix": invoke, "name_suffix": '">', "close": invoke_end},
+            arguments={"name_prefix": param, "name_suffix": '" string="true|false">', "value_prefix": "", "value_suffix": param_end},
+        )
+
+    def call(function: Mapping[str, Any]) -> Parser:
+        properties = (function.get("parameters") or {}).get("properties") or {}
+        names = sorted(properties, key=lambda n: -len(str(n)))
+        arg_name = p.choice(*(p.literal(str(n)) for n in names)) if names else p.chars('[^"]', 1, UNBOUNDED)
+        text = p.literal('true">') + p.tag("tool-arg-string", p.until(param_end))
+        typed = p.literal('false">') + p.space() + p.choice(p.tag("tool-arg-json", p.json_value()), p.tag("tool-arg-py", python_value())) + p.space()
+        arg = p.tag("tool-arg", p.literal(param) + p.tag("tool-arg-name", arg_name) + p.literal('" string="') + p.choice(text, typed) + p.literal(param_end))
+        head = p.literal(invoke) + p.tag("tool-name", p.literal(function["name"])) + p.literal('">') + p.space()
+        return p.tag("tool", head + p.zero_or_more(arg + p.space()) + p.literal(invoke_end))
+
+    def calls(analysis: TemplateAnalysis, request: ChatRequest) -> tuple[Parser, str]:
+        one = p.choice(*(call(f) for f in tool_functions(request)))
+        parser = p.literal(section_start) + p.space() + p.one_or_more(one + p.space()) + p.literal(section_end) + p.space()
+        return parser, section_start
+
+    return Handler(name, detect, refine, calls=calls)
 
 
-def detect(source: str, prober: Prober) -> str | None:
-    """A probe call renders as ``<｜DSML｜invoke name="...">``."""
-    if f'{INVOKE}{FUN_A}">' in probe_call_render(prober):
-        return f'a probe call renders as {INVOKE}{FUN_A}"> with typed {PARAM}..." string="..."> parameters'
-    return None
-
-
-def refine(analysis: TemplateAnalysis, source: str) -> TemplateAnalysis:
-    return with_tool_markers(
-        analysis,
-        ToolFormat.TAG_WITH_TAGGED,
-        format={"section_start": SECTION_START, "section_end": SECTION_END},
-        function={"name_prefix": INVOKE, "name_suffix": '">', "close": INVOKE_END},
-        arguments={"name_prefix": PARAM, "name_suffix": '" string="true|false">', "value_prefix": "", "value_suffix": PARAM_END},
-    )
-
-
-_PY = p.choice(p.literal("True"), p.literal("False"), p.literal("None"))
-
-
-def _call(function: Mapping[str, Any]) -> Parser:
-    properties = (function.get("parameters") or {}).get("properties") or {}
-    names = sorted(properties, key=lambda n: -len(str(n)))
-    name = p.choice(*(p.literal(str(n)) for n in names)) if names else p.chars('[^"]', 1, UNBOUNDED)
-    text = p.literal('true">') + p.tag("tool-arg-string", p.until(PARAM_END))
-    typed = p.literal('false">') + p.space() + p.tag("tool-arg-json", p.choice(p.json_value(), _PY)) + p.space()
-    arg = p.tag("tool-arg", p.literal(PARAM) + p.tag("tool-arg-name", name) + p.literal('" string="') + p.choice(text, typed) + p.literal(PARAM_END))
-    head = p.literal(INVOKE) + p.tag("tool-name", p.literal(function["name"])) + p.literal('">') + p.space()
-    return p.tag("tool", head + p.zero_or_more(arg + p.space()) + p.literal(INVOKE_END))
-
-
-def calls(analysis: TemplateAnalysis, request: ChatRequest) -> tuple[Parser, str]:
-    call = p.choice(*(_call(f) for f in tool_functions(request)))
-    parser = p.literal(SECTION_START) + p.space() + p.one_or_more(call + p.space()) + p.literal(SECTION_END) + p.space()
-    return parser, SECTION_START
-
-
-HANDLER = Handler("deepseek-v3.2-dsml", detect, refine, calls=calls)
+HANDLER = markup_handler("deepseek-v3.2-dsml", "DSML", "function_calls")
+GCML_HANDLER = markup_handler("gigachat3.5-gcml", "GCML", "tool_calls")
