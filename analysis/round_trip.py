@@ -33,11 +33,34 @@ if TYPE_CHECKING:
 USER = {"role": "user", "content": "What is the weather in Paris?"}
 REPLY = "It is sunny in Paris today."
 REASONING = "I should check the forecast."
-#: the tool-call probes: name -> the arguments of each call
-CALL_SETS: dict[str, list[dict[str, Any]]] = {
-    "one call": [{"city": "Paris"}],
-    "two arguments": [{"city": "Paris", "unit": "celsius"}],
-    "two calls": [{"city": "Paris"}, {"city": "Lyon", "unit": "celsius"}],
+#: a tool whose arguments take every JSON type
+TYPED_TOOL: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Get the weather",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "city": {"type": "string"},
+                "unit": {"type": "string"},
+                "days": {"type": "integer"},
+                "flags": {"type": "array"},
+                "options": {"type": "object"},
+                "hourly": {"type": "boolean"},
+            },
+            "required": ["city"],
+        },
+    },
+}
+#: a string with quotes, markup, an ampersand, a newline and non-ASCII; values of every type
+TYPED_VALUES = {"city": 'Paris "Île" <b>x</b> & co\nline 2', "unit": "celsius", "days": 3, "flags": [True, None, "a"], "options": {"a": 1, "b": [2]}, "hourly": False}
+#: the tool-call probes: name -> (the tool, the arguments of each call)
+CALL_SETS: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]] = {
+    "one call": (WEATHER_TOOL, [{"city": "Paris"}]),
+    "two arguments": (WEATHER_TOOL, [{"city": "Paris", "unit": "celsius"}]),
+    "two calls": (WEATHER_TOOL, [{"city": "Paris"}, {"city": "Lyon", "unit": "celsius"}]),
+    "typed values": (TYPED_TOOL, [TYPED_VALUES]),
 }
 #: call ids as most templates take them, and as Kimi K2 models write them
 _ID_STYLES = ("call_{i:04d}", "functions.get_weather:{i}")
@@ -59,8 +82,8 @@ def round_trips(parser: AutoParser) -> tuple[RoundTrip, ...]:
     probes: list[tuple[str, Callable[[], RoundTrip]]] = []
     tools = parser.analysis.tools
     if tools is not None and tools.format.mode is not ToolFormat.NONE:
-        for name, arguments in CALL_SETS.items():
-            probes.append((name, partial(_calls_probe, parser, name, arguments)))
+        for name, (tool, arguments) in CALL_SETS.items():
+            probes.append((name, partial(_calls_probe, parser, name, tool, arguments)))
     probes.append(("reply", partial(_reply_probe, parser, "reply", {"role": "assistant", "content": REPLY}, None)))
     if parser.analysis.reasoning.mode is not ReasoningMode.NONE:
         message = {"role": "assistant", "content": REPLY, "reasoning_content": REASONING}
@@ -77,12 +100,12 @@ def round_trips(parser: AutoParser) -> tuple[RoundTrip, ...]:
 # --- probes ---------------------------------------------------------------------------
 
 
-def _calls_probe(parser: AutoParser, name: str, arguments: list[dict[str, Any]]) -> RoundTrip:
+def _calls_probe(parser: AutoParser, name: str, tool: dict[str, Any], arguments: list[dict[str, Any]]) -> RoundTrip:
     generated = parser.generate(
-        ChatRequest.from_json({"messages": [USER], "tools": [WEATHER_TOOL], "parallel_tool_calls": len(arguments) > 1})
+        ChatRequest.from_json({"messages": [USER], "tools": [tool], "parallel_tool_calls": len(arguments) > 1})
     )
     want = [("get_weather", a) for a in arguments]
-    texts = [_rendered_calls(parser.template, generated, arguments, style) for style in _ID_STYLES]
+    texts = [_rendered_calls(parser.template, generated, tool, arguments, style) for style in _ID_STYLES]
     rendered = [t for t in texts if t is not None]
     if not rendered:
         return RoundTrip(name, "skipped", "the template does not render these calls")
@@ -130,16 +153,19 @@ def _turn(template: ChatTemplate, message: dict[str, Any], tools: list[dict[str,
     return history[shared:], shared == len(before)
 
 
-def _rendered_calls(template: ChatTemplate, generated: Generated, arguments: list[dict[str, Any]], id_style: str) -> str | None:
+def _rendered_calls(
+    template: ChatTemplate, generated: Generated, tool: dict[str, Any], arguments: list[dict[str, Any]], id_style: str
+) -> str | None:
     calls = [
         {"id": id_style.format(i=i), "type": "function", "function": {"name": "get_weather", "arguments": a}}
         for i, a in enumerate(arguments)
     ]
-    found = _turn(template, {"role": "assistant", "content": "", "tool_calls": calls}, [WEATHER_TOOL])
+    found = _turn(template, {"role": "assistant", "content": "", "tool_calls": calls}, [tool])
     if found is None:
         return None
     turn = found[0]
-    if not all(a["city"] in turn for a in arguments) or ("celsius" in json.dumps(arguments)) != ("celsius" in turn):
+    cities = [a["city"].split()[0] for a in arguments]  # the first word survives any escaping
+    if not all(c in turn for c in cities) or ("celsius" in json.dumps(arguments)) != ("celsius" in turn):
         return None  # the template does not write these calls (LFM2 drops them from the history)
     trigger = generated.built.trigger
     lead = generated.analysis.reasoning.end if generated.prefill is PrefillOutcome.OPENED else ""

@@ -69,6 +69,7 @@ def _gemma_prefix_json(text: str) -> str:
     [
         ('{theme:<|"|>dark mode<|"|>,count:3,tags:[<|"|>a<|"|>],on:true}', {"theme": "dark mode", "count": 3, "tags": ["a"], "on": True}),
         ('{note:<|"|>a << b <| c \\<|"|>}', {"note": "a << b <| c \\"}),
+        ('{flags:[true,None,<|"|>a<|"|>],on:False}', {"flags": [True, None, "a"], "on": False}),  # the template writes None
     ],
 )
 def test_gemma_values_to_json(text: str, value: object) -> None:
@@ -239,3 +240,18 @@ def test_kimi_k3_thinking_switch_and_tokens() -> None:
     assert thinking.generation_prompt.endswith("<|open|>think<|sep|>")
     assert plain.generation_prompt.endswith("<|open|>response<|sep|>") and "thinking_effort" not in plain.prompt.text
     assert set(parser.analysis.preserved_tokens) == {"<|open|>", "<|sep|>", "<|close|>", "<|end_of_msg|>"}
+
+
+@needs_shared
+def test_gigachat35_gcml_calls_with_typed_parameters() -> None:
+    """GigaChat 3.5 writes DeepSeek's DSML markup under its own name (GCML)."""
+    parser = AutoParser(ChatTemplate(load_template(ZOO / "GigaChat3.5.jinja"), clock=FROZEN_CLOCK))
+    assert parser.analysis.specialized == "gigachat3.5-gcml"
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {"s": {"type": "string"}, "n": {"type": "array"}}}}}]
+    g = parser.generate(ChatRequest.from_json({"messages": [{"role": "user", "content": "Hi"}], "tools": tools}))
+    output = (
+        '<｜GCML｜tool_calls>\n<｜GCML｜invoke name="f">\n<｜GCML｜parameter name="s" string="true">a "b"</｜GCML｜parameter>\n'
+        '<｜GCML｜parameter name="n" string="false">[1, null]</｜GCML｜parameter>\n</｜GCML｜invoke>\n</｜GCML｜tool_calls>'
+    )
+    call = g.parse(output).message.tool_calls[0]
+    assert (call.name, json.loads(call.arguments)) == ("f", {"s": 'a "b"', "n": [1, None]})

@@ -42,8 +42,8 @@ def test_zoo_template_reads_its_own_rendering(path: Path) -> None:
 def test_how_many_templates_each_probe_reads() -> None:
     """The figures in the README (every template has the reply probe)."""
     counts = collections.Counter((r.probe, r.status) for path in zoo_templates() for r in _results(path))
-    assert counts[("one call", "ok")] >= 61 and counts[("two calls", "ok")] >= 55
-    assert counts[("reply", "ok")] >= 64 and counts[("reasoning", "ok")] >= 14
+    assert counts[("one call", "ok")] >= 61 and counts[("two calls", "ok")] >= 55 and counts[("typed values", "ok")] >= 61
+    assert counts[("reply", "ok")] >= 66 and counts[("reasoning", "ok")] >= 16
     assert not any(status == "failed" for _, status in counts)
 
 
