@@ -345,6 +345,8 @@ def build_parser(
         else:
             tool_calls = _calls(analysis, request)
             trigger = trigger_marker(analysis)
+            if analysis.tools.format.content_after_calls:  # the template writes the turn's text after its calls
+                tool_calls = tool_calls + p.optional(p.tag("content", p.rest()))
         if trigger:
             with_calls = _content_until(analysis, trigger) + tool_calls + p.end()
         else:

@@ -117,6 +117,8 @@ class ToolFormatAnalysis(_Jsonable):
     id_field: str = ""
     gen_id_field: str = ""
     parameter_order: tuple[str, ...] = ()
+    #: the template writes a turn's content after its calls (not in the reference's analysis)
+    content_after_calls: bool = False
 
 
 @dataclass(frozen=True)

@@ -149,8 +149,23 @@ def analyze_tools(prober: Prober, log: PhaseLog, reasoning: ReasoningAnalysis) -
         state.fmt,
         section_end=_without_closer(state.fmt.section_end, closer),
         per_call_end=_without_closer(state.fmt.per_call_end, closer),
+        content_after_calls=state.fmt.mode is not ToolFormat.NONE and _content_after_calls(prober, log, closer),
     )
     return ToolsAnalysis(fmt, state.function, state.arguments, state.call_id)
+
+
+def _content_after_calls(prober: Prober, log: PhaseLog, closer: str) -> bool:
+    """Whether a turn with content and a call renders the content after the call,
+    in the same turn (llama-cpp-lfm2 writes ``<|tool_call_start|>[…]<|tool_call_end|>TEXT``;
+    DeepSeek R1 distills close the turn and write the text as a new one)."""
+    out = prober.render_shaped(conversation(assistant(calls=[tool_call()])))
+    if not out or ASSISTANT_TEXT not in out or FUN_A not in out:
+        return False
+    call_at, text_at = out.rfind(FUN_A), out.rfind(ASSISTANT_TEXT)
+    after = text_at > call_at and not (strip_ws(closer) and strip_ws(closer) in out[call_at:text_at])
+    if after:
+        log.cite_source("tools.format.content_after_calls", "a turn with content and a call renders the content after the call")
+    return after
 
 
 def _turn_closer(prober: Prober) -> str:
