@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 USER = {"role": "user", "content": "What is the weather in Paris?"}
 REPLY = "It is sunny in Paris today."
 REASONING = "I should check the forecast."
+SAY = "Let me check that."
 #: a tool whose arguments take every JSON type
 TYPED_TOOL: dict[str, Any] = {
     "type": "function",
@@ -84,6 +85,7 @@ def round_trips(parser: AutoParser) -> tuple[RoundTrip, ...]:
     if tools is not None and tools.format.mode is not ToolFormat.NONE:
         for name, (tool, arguments) in CALL_SETS.items():
             probes.append((name, partial(_calls_probe, parser, name, tool, arguments)))
+        probes.append(("text and call", partial(_reply_and_call_probe, parser, "text and call")))
     probes.append(("reply", partial(_reply_probe, parser, "reply", {"role": "assistant", "content": REPLY}, None)))
     if parser.analysis.reasoning.mode is not ReasoningMode.NONE:
         message = {"role": "assistant", "content": REPLY, "reasoning_content": REASONING}
@@ -117,6 +119,38 @@ def _calls_probe(parser: AutoParser, name: str, tool: dict[str, Any], arguments:
         if _parses_back(generated, text, same, need_calls=True):
             return RoundTrip(name, "ok")
     return RoundTrip(name, "failed", _failure(generated, rendered[0]))
+
+
+def _reply_and_call_probe(parser: AutoParser, name: str) -> RoundTrip:
+    """Text and a call in one turn: both read back (the text as content, or as
+    reasoning where the template files a calling turn's text there, as harmony does)."""
+    generated = parser.generate(ChatRequest.from_json({"messages": [USER], "tools": [WEATHER_TOOL]}))
+
+    def same(message: Message) -> bool:
+        said = message.content.strip() == SAY or (message.reasoning_content or "").strip() == SAY
+        return said and [(c.name, _loads(c.arguments)) for c in message.tool_calls] == [("get_weather", {"city": "Paris"})]
+
+    outcomes: list[RoundTrip] = []  # per id style; the first explains a failure
+    for style in _ID_STYLES:
+        call = {"id": style.format(i=0), "type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}
+        found = _turn(parser.template, {"role": "assistant", "content": SAY, "tool_calls": [call]}, [WEATHER_TOOL])
+        if found is None or SAY not in found[0] or "Paris" not in found[0]:
+            outcome = RoundTrip(name, "skipped", "the template does not render the text of a calling turn")
+        else:
+            turn = found[0]
+            start = strip_ws(parser.analysis.assistant_start)
+            between = turn[min(turn.find(SAY), turn.find("get_weather")) : max(turn.find(SAY), turn.find("get_weather"))]
+            text = _line_up(turn, found[1], generated)
+            if start and start in between:
+                outcome = RoundTrip(name, "skipped", "the template writes the text and the calls as separate turns")
+            elif text is None:
+                outcome = RoundTrip(name, "skipped", "the rendered turn cannot be lined up with the generation prompt")
+            elif _parses_back(generated, text, same, need_calls=False):
+                return RoundTrip(name, "ok")
+            else:
+                outcome = RoundTrip(name, "failed", _failure(generated, text))
+        outcomes.append(outcome)
+    return outcomes[0]
 
 
 def _reply_probe(parser: AutoParser, name: str, message: dict[str, Any], reasoning: str | None) -> RoundTrip:
@@ -179,9 +213,12 @@ def _rendered_calls(
 
 def _rendered_reply(template: ChatTemplate, generated: Generated, message: dict[str, Any]) -> str | None:
     found = _turn(template, message, None)
-    if found is None:
-        return None
-    turn, clean = found
+    return None if found is None else _line_up(*found, generated)
+
+
+def _line_up(turn: str, clean: bool, generated: Generated) -> str | None:
+    """What the model writes after the generation prompt, given the rendered
+    turn (None when the turn cannot be lined up with the prompt)."""
     prompt, reasoning = generated.generation_prompt, generated.analysis.reasoning
     if not prompt.strip():  # the template adds no prompt (Mistral): a turn appended whole is the model's
         return turn if clean else None

@@ -129,9 +129,9 @@ def test_check_on_the_shared_cases_agrees_with_the_conformance_test() -> None:
 def test_round_trip_column_and_opt_out(zoo: Path) -> None:
     """Each template's probes show as a count; --no-round-trip skips them."""
     result = run_cli("check", str(zoo / "coder.jinja"), width=250)
-    assert result.exit_code == 0 and "6 ok" in result.stdout  # 4 call probes, a reply, reasoning
+    assert result.exit_code == 0 and "7 ok" in result.stdout  # 4 call probes, text and call, a reply, reasoning
     result = run_cli("check", str(zoo / "coder.jinja"), "--no-round-trip", width=250)
-    assert result.exit_code == 0 and "6 ok" not in result.stdout and "—" in result.stdout
+    assert result.exit_code == 0 and "7 ok" not in result.stdout and "—" in result.stdout
 
 
 def test_a_failed_round_trip_fails_the_template(zoo: Path, monkeypatch: pytest.MonkeyPatch) -> None:

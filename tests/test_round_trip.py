@@ -16,6 +16,7 @@ import pytest
 
 from analysis.analyzer import analyze_template
 from analysis.generation import AutoParser
+from analysis.request import ChatRequest
 from analysis.loading import LoadedTemplate, load_template
 from analysis.rendering import FROZEN_CLOCK, ChatTemplate
 from analysis.round_trip import RoundTrip, round_trips
@@ -43,7 +44,7 @@ def test_how_many_templates_each_probe_reads() -> None:
     """The figures in the README (every template has the reply probe)."""
     counts = collections.Counter((r.probe, r.status) for path in zoo_templates() for r in _results(path))
     assert counts[("one call", "ok")] >= 61 and counts[("two calls", "ok")] >= 55 and counts[("typed values", "ok")] >= 61
-    assert counts[("reply", "ok")] >= 66 and counts[("reasoning", "ok")] >= 16
+    assert counts[("reply", "ok")] >= 66 and counts[("reasoning", "ok")] >= 16 and counts[("text and call", "ok")] >= 45
     assert not any(status == "failed" for _, status in counts)
 
 
@@ -73,3 +74,16 @@ def test_a_template_that_refuses_the_probe_conversation_skips_the_probes() -> No
     results = round_trips(AutoParser(template))
     assert results and all(r.status == "skipped" for r in results)
     assert "system message" in results[0].detail
+
+
+@needs_shared
+def test_content_after_calls_is_read_where_the_template_writes_it() -> None:
+    """llama-cpp-lfm2 writes a calling turn's text after its calls; DeepSeek R1
+    distills write it as a separate turn, which is not the same thing."""
+    lfm2 = _parser(ZOO / "llama-cpp-lfm2.jinja")
+    r1 = _parser(ZOO / "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja")
+    assert lfm2.analysis.tools.format.content_after_calls and not r1.analysis.tools.format.content_after_calls
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}}]
+    g = lfm2.generate(ChatRequest.from_json({"messages": [{"role": "user", "content": "Hi"}], "tools": tools}))
+    message = g.parse('<|tool_call_start|>[{"name": "f", "arguments": {}}]<|tool_call_end|>Done.').message
+    assert (message.content, [c.name for c in message.tool_calls]) == ("Done.", ["f"])
