@@ -2,11 +2,11 @@
 
 A model writes its turns the way its template renders them in the history, so
 the parser generated for a template must read that rendering.  Each probe
-renders a conversation ending with an assistant turn (tool calls, a plain
-reply, a reply with reasoning), cuts out what the model would have written
-after the generation prompt (from the tool-call trigger for calls), cuts the
-end of turn off at the first place where the parse succeeds, and compares the
-message with what was rendered.  A probe is skipped when the template does not
+renders a conversation ending with an assistant turn (one call, two
+arguments, typed values, two calls, text and a call, a plain reply, a reply
+with reasoning), cuts out what the model would have written after the
+generation prompt (from the tool-call trigger for calls), tries the cuts that
+drop the end of turn, and compares the parsed message with what was rendered.  A probe is skipped when the template does not
 render what it asks for (no tool support, reasoning left out of the history,
 a turn that cannot be lined up with the generation prompt).
 """
@@ -77,9 +77,9 @@ class RoundTrip:
 
 
 def round_trips(parser: AutoParser) -> tuple[RoundTrip, ...]:
-    """Every probe for ``parser``'s template: the tool-call probes when the
-    analysis finds tool calls, a plain reply, and a reply with reasoning when
-    the analysis finds reasoning."""
+    """Every probe for ``parser``'s template: the tool-call probes (and text
+    with a call) when the analysis finds tool calls, a plain reply, and a reply
+    with reasoning when the analysis finds reasoning."""
     probes: list[tuple[str, Callable[[], RoundTrip]]] = []
     tools = parser.analysis.tools
     if tools is not None and tools.format.mode is not ToolFormat.NONE:
@@ -130,7 +130,7 @@ def _reply_and_call_probe(parser: AutoParser, name: str) -> RoundTrip:
         said = message.content.strip() == SAY or (message.reasoning_content or "").strip() == SAY
         return said and [(c.name, _loads(c.arguments)) for c in message.tool_calls] == [("get_weather", {"city": "Paris"})]
 
-    outcomes: list[RoundTrip] = []  # per id style; the first explains a failure
+    outcomes: list[RoundTrip] = []  # per id style: a failure wins over a skip
     for style in _ID_STYLES:
         call = {"id": style.format(i=0), "type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}
         found = _turn(parser.template, {"role": "assistant", "content": SAY, "tool_calls": [call]}, [WEATHER_TOOL])
@@ -150,7 +150,8 @@ def _reply_and_call_probe(parser: AutoParser, name: str) -> RoundTrip:
             else:
                 outcome = RoundTrip(name, "failed", _failure(generated, text))
         outcomes.append(outcome)
-    return outcomes[0]
+    failed = [o for o in outcomes if o.status == "failed"]
+    return failed[0] if failed else outcomes[0]
 
 
 def _reply_probe(parser: AutoParser, name: str, message: dict[str, Any], reasoning: str | None) -> RoundTrip:
