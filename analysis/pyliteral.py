@@ -2,9 +2,12 @@
 
 ``py_to_json("{'a': True, 'b': [1, None]}", complete=True)`` is
 ``'{"a": true, "b": [1, null]}'``.  Strings in either quote style become JSON
-strings of their raw content (escapes are kept as written, as the reference
-does); ``True``/``False``/``None`` become ``true``/``false``/``null``; tuples
-become arrays; other characters pass through.  The translation of a prefix is a prefix of the
+strings of what they mean: Python's escapes (``\\n``, ``\\'``, ``\\u00e9``…)
+are decoded, as ``ast.literal_eval`` would.  The reference keeps them as
+written, so ``code="a\\nb"`` holds a backslash and an ``n`` there but a newline
+here (a deliberate difference: the model means a newline).
+``True``/``False``/``None`` become ``true``/``false``/``null``; tuples become
+arrays; other characters pass through.  The translation of a prefix is a prefix of the
 translation of the whole: with ``complete=False`` an open string has no
 closing quote and a word that may still grow into a literal is held back.
 """
@@ -21,6 +24,59 @@ _TUPLE_BRACKETS = {"(": "[", ")": "]"}  # a tuple is a JSON array
 _WORDS = {"True": "true", "False": "false", "None": "null", "true": "true", "false": "false", "null": "null"}
 
 
+_SIMPLE_ESCAPES = {"\\": "\\", "'": "'", '"': '"', "a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", "\n": ""}
+_HEX_ESCAPES = {"x": 2, "u": 4, "U": 8}
+_OCTAL = "01234567"
+_HEX = "0123456789abcdefABCDEF"
+
+
+def decode_escapes(raw: str, final: bool) -> tuple[str, int]:
+    """The inside of a Python string literal with its escapes decoded, and how
+    many characters of ``raw`` that used.  Unless ``final``, an escape cut short
+    at the end (``\\``, ``\\x4``, ``\\12``) is left unused for the next piece;
+    unknown or malformed escapes stay as written, as Python keeps ``\\q``."""
+    out: list[str] = []
+    i, n = 0, len(raw)
+    while i < n:
+        j = raw.find("\\", i)
+        if j < 0:
+            out.append(raw[i:])
+            return "".join(out), n
+        out.append(raw[i:j])
+        if j + 1 >= n:  # a lone backslash at the end
+            if final:
+                out.append("\\")
+                return "".join(out), n
+            return "".join(out), j
+        c = raw[j + 1]
+        if c in _SIMPLE_ESCAPES:
+            out.append(_SIMPLE_ESCAPES[c])
+            i = j + 2
+        elif c in _HEX_ESCAPES:
+            width = _HEX_ESCAPES[c]
+            digits = raw[j + 2 : j + 2 + width]
+            if len(digits) == width and all(d in _HEX for d in digits) and int(digits, 16) <= 0x10FFFF:
+                out.append(chr(int(digits, 16)))
+                i = j + 2 + width
+            elif not final and len(digits) < width and all(d in _HEX for d in digits) and j + 2 + len(digits) == n:
+                return "".join(out), j  # cut short: wait for the rest
+            else:
+                out.append(raw[j : j + 2])
+                i = j + 2
+        elif c in _OCTAL:
+            k = j + 1
+            while k < n and k < j + 4 and raw[k] in _OCTAL:
+                k += 1
+            if not final and k == n and k < j + 4:
+                return "".join(out), j  # more octal digits may follow
+            out.append(chr(int(raw[j + 1 : k], 8)))
+            i = k
+        else:
+            out.append(raw[j : j + 2])
+            i = j + 2
+    return "".join(out), n
+
+
 def py_to_json(text: str, complete: bool) -> str:
     """Translate a Python literal (or a prefix of one) to JSON text."""
     out: list[str] = []
@@ -32,10 +88,10 @@ def py_to_json(text: str, complete: bool) -> str:
             while j < n and text[j] != c:
                 j += 2 if text[j] == "\\" else 1
             raw = text[i + 1 : min(j, n)]
-            if j >= n:  # still open: no closing quote yet
-                out.append(json.dumps(raw, ensure_ascii=False)[:-1])
+            if j >= n:  # still open: no closing quote yet (an escape cut short waits)
+                out.append(json.dumps(decode_escapes(raw, final=False)[0], ensure_ascii=False)[:-1])
                 return "".join(out)
-            out.append(json.dumps(raw, ensure_ascii=False))
+            out.append(json.dumps(decode_escapes(raw, final=True)[0], ensure_ascii=False))
             i = j + 1
             continue
         if c.isalpha():

@@ -28,6 +28,7 @@ from analysis.mapper import (
     message_deltas,
     reasoning_delta,
 )
+from analysis.pyliteral import decode_escapes
 from peg.combinators import Json, Rest, Until
 from peg.engine import ParseResult, Status, TagNode, parse
 from peg.json_stream import IncrementalJson, JsonProgress
@@ -205,25 +206,32 @@ class _JsonPath:
 
 
 class _QuotedPath:
-    """The inside of a Python-style string: only an unescaped closing quote is structural."""
+    """The inside of a Python-style string: only an unescaped closing quote is
+    structural.  Escapes are decoded as the mapper decodes them; one cut short
+    at the end of a chunk waits for the next."""
 
-    __slots__ = ("sink", "quotes", "specials", "escaped")
+    __slots__ = ("sink", "quotes", "specials", "tail")
 
     def __init__(self, sink: _Sink, quotes: tuple[str, ...]) -> None:
-        self.sink, self.quotes, self.escaped = sink, quotes, False
+        self.sink, self.quotes, self.tail = sink, quotes, ""
         self.specials = frozenset("\\").union(*quotes)
 
     def extend(self, chunk: str) -> list[Delta] | None:
-        if not self.escaped and self.specials.isdisjoint(chunk):
+        if not self.tail and self.specials.isdisjoint(chunk):
             return self.sink.write(chunk)
-        for c in chunk:
-            if self.escaped:
-                self.escaped = False
-            elif c == "\\":
-                self.escaped = True
+        buf = self.tail + chunk
+        i, n = 0, len(buf)
+        while i < n:
+            c = buf[i]
+            if c == "\\":
+                i += 2  # the escaped character is not a quote
             elif c in self.quotes:
                 return None
-        return self.sink.write(chunk)
+            else:
+                i += 1
+        decoded, used = decode_escapes(buf, final=False)
+        self.tail = buf[used:]
+        return self.sink.write(decoded) if decoded else []
 
 
 _Path = Union[_RestPath, _UntilPath, _JsonPath, _QuotedPath]
