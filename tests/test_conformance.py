@@ -41,6 +41,14 @@ KNOWN_FAILURES: dict[str, tuple[str, str]] = {
         "for Qwen3.5-4B#02); the reference drops it here only because its reasoning start marker ('<think>\\n\\n') "
         "does not occur in the generation prompt",
     ),
+    **{
+        case_id: (
+            "parse",
+            "a Python string's escapes are decoded (code=\"def hello():\\n …\" holds a newline, as ast.literal_eval "
+            "reads it); the reference keeps the backslash and the n as written",
+        )
+        for case_id in ("LFM2-8B-A1B#10", "LFM2.5-Instruct#10", "LFM2.5-8B-A1B#10")
+    },
 }
 
 
@@ -78,15 +86,16 @@ def test_pass_rate_per_template() -> None:
         if not any(run_case(case).values()):
             passed[case["template"]] += 1
     assert sum(passed.values()) >= 0.95 * len(OURS), {t: f"{passed[t]}/{n}" for t, n in total.items()}
-    assert sum(passed.values()) == len(OURS) - len(KNOWN_FAILURES)
+    assert sum(passed.values()) == len(OURS) - len([c for c in OURS if c["id"] in KNOWN_FAILURES])
 
 
 @needs_shared
 def test_dedicated_handlers_pass_every_case() -> None:
-    """The 149 cases of the 14 templates with dedicated handlers all pass all three checks."""
+    """The 149 cases of the 14 templates with dedicated handlers pass all three
+    checks, but for the listed deliberate differences."""
     assert len(DEDICATED) == 149
-    failing = {c["id"]: run_case(c) for c in DEDICATED if any(run_case(c).values())}
-    assert failing == {}
+    failing = {c["id"] for c in DEDICATED if any(run_case(c).values())}
+    assert failing == {c["id"] for c in DEDICATED if c["id"] in KNOWN_FAILURES}
 
 
 @needs_shared
