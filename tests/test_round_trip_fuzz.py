@@ -2,10 +2,10 @@
 for them, its parser reads back (``analysis.round_trip``'s call probe).
 
 Strings mix quotes, backslashes, newlines, tabs, markup characters and
-non-ASCII; values take every JSON type.  Two templates are left out because
-their own rendering is ambiguous for such values: LFM2.5 writes string
-arguments between single quotes without escaping them, and Gemma 4 writes
-object keys bare (a key such as ``a:b`` cannot be read back).
+non-ASCII; values take every JSON type.  Four template files are left out
+because their own rendering is ambiguous for such values: LFM2.5 writes string
+arguments between single quotes without escaping them, and Gemma 4's three
+write object keys bare (a key such as ``a:b`` cannot be read back).
 """
 
 from __future__ import annotations
