@@ -203,7 +203,8 @@ def _rendered_calls(
     if not all(c in turn for c in cities) or ("celsius" in json.dumps(arguments)) != ("celsius" in turn):
         return None  # the template does not write these calls (LFM2 drops them from the history)
     trigger = generated.built.trigger
-    lead = generated.analysis.reasoning.end if generated.prefill is PrefillOutcome.OPENED else ""
+    # the model closes reasoning the prompt opened (or, delimiter-style, began) before its calls
+    lead = generated.analysis.reasoning.end if generated.prefill in (PrefillOutcome.OPENED, PrefillOutcome.ARTIFACT) else ""
     if trigger and trigger in turn:
         return lead + turn[turn.index(trigger) :]
     for start in (generated.generation_prompt, generated.generation_prompt.strip()):

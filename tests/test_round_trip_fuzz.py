@@ -21,7 +21,10 @@ from analysis.generation import AutoParser
 from analysis.loading import load_template
 from analysis.rendering import FROZEN_CLOCK, ChatTemplate
 from analysis.result import ToolFormat
-from analysis.round_trip import TYPED_TOOL, _calls_probe
+from analysis.mapper import accumulate
+from analysis.request import ChatRequest
+from analysis.round_trip import TYPED_TOOL, USER, _calls_probe, _rendered_calls
+from analysis.streaming import StreamParser
 from tests.conftest import needs_shared, zoo_templates
 
 AMBIGUOUS = {"LFM2.5-8B-A1B.jinja"}
@@ -61,3 +64,32 @@ def test_random_values_read_back(path: Path, arguments: dict) -> None:
         return
     result = _calls_probe(parser, "random values", TYPED_TOOL, [arguments])
     assert result.status != "failed", result.detail
+
+
+@needs_shared
+@pytest.mark.parametrize("path", _tool_templates(), ids=lambda p: p.name)
+@settings(max_examples=6, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(arguments=VALUES, sizes=st.lists(st.integers(1, 7), min_size=1, max_size=8))
+def test_random_values_stream_to_the_parsed_message(path: Path, arguments: dict, sizes: list[int]) -> None:
+    """The same renders, cut before the end of turn where they parse to calls,
+    fed in chunks: the deltas add up to the parsed message, with no warning."""
+    parser = _parser(path)
+    if parser.analysis.tools is None or parser.analysis.tools.format.mode is ToolFormat.NONE:
+        return
+    generated = parser.generate(ChatRequest.from_json({"messages": [USER], "tools": [TYPED_TOOL]}))
+    rendered = _rendered_calls(parser.template, generated, TYPED_TOOL, [arguments], "call_{i:04d}")
+    if not rendered:
+        return
+    ends = [len(rendered)] + [i for i in range(len(rendered) - 1, 0, -1) if rendered[i] in "<[\n"]
+    text = next((rendered[:end] for end in ends if (o := generated.parse(rendered[:end])).ok and o.message.tool_calls), None)
+    if text is None:
+        return  # (the other test reports a render that does not read back)
+    outcome = generated.parse(text)
+    stream, deltas, i = StreamParser(generated), [], 0
+    while i < len(text):
+        size = sizes[i % len(sizes)]
+        deltas += stream.feed(text[i : i + size])
+        i += size
+    final, streamed = stream.finish()
+    assert streamed.message == outcome.message and not stream.warning, stream.warning
+    assert accumulate(deltas + final) == outcome.message
