@@ -150,7 +150,8 @@ def analysis_tables(analysis: "TemplateAnalysis") -> list[Table]:
                     ("call_id.prefix", cid.prefix),
                     ("call_id.suffix", cid.suffix),
                 ]
-            ),
+            )
+            + ([("content_after_calls", fmt.content_after_calls)] if fmt.mode.value != "NONE" else []),
         ),
         _marker_table(
             "Generation prompt",

@@ -79,3 +79,13 @@ def test_analyze_json_carries_the_generation(tmp_path: Path) -> None:
     assert "lookup" in generated["grammar"] and "lookup" in generated["parser"]
     no_tools = json.loads(run_cli("analyze", str(PROJECT_TEMPLATES / "tests" / "tagged_xml.jinja"), "--json", "--no-tools").stdout)
     assert no_tools["generated"]["grammar"] == "" and no_tools["generated"]["grammar_lazy"] is False
+
+
+@needs_shared
+def test_analyze_shows_content_after_calls() -> None:
+    """llama-cpp-lfm2 writes a calling turn's text after the calls: the table says so, with its evidence in --json."""
+    result = run_cli("analyze", str(ZOO / "llama-cpp-lfm2.jinja"), width=200)
+    assert result.exit_code == 0 and "content_after_calls" in result.stdout
+    data = json.loads(run_cli("analyze", "--json", str(ZOO / "llama-cpp-lfm2.jinja")).stdout)
+    assert data["tools"]["format"]["content_after_calls"] is True
+    assert json.loads(run_cli("analyze", "--json").stdout)["tools"]["format"]["content_after_calls"] is False
