@@ -83,7 +83,7 @@ def test_analyze_json_carries_the_generation(tmp_path: Path) -> None:
 
 @needs_shared
 def test_analyze_shows_content_after_calls() -> None:
-    """llama-cpp-lfm2 writes a calling turn's text after the calls: the table says so, with its evidence in --json."""
+    """llama-cpp-lfm2 writes a calling turn's text after the calls: the table and --json say so (the demo does not)."""
     result = run_cli("analyze", str(ZOO / "llama-cpp-lfm2.jinja"), width=200)
     assert result.exit_code == 0 and "content_after_calls" in result.stdout
     data = json.loads(run_cli("analyze", "--json", str(ZOO / "llama-cpp-lfm2.jinja")).stdout)
