@@ -33,9 +33,20 @@ from peg.json_schema_gbnf import SPACE_RULE, SchemaConverter, gbnf_literal, rule
 
 
 def _char_escape(c: str) -> str:
-    if c in "]\\^-[":
+    """A character inside ``[...]``, escaped the way llama.cpp's GBNF reader takes
+    it (it knows ``\\\\ \\[ \\] \\n \\r \\t`` and hex, not ``\\-`` or ``\\^``)."""
+    if c in "]\\[":
         return "\\" + c
     return {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(c, c)
+
+
+def _class_body(ranges: list[tuple[str, str]]) -> str:
+    """The inside of a character class: a lone ``-`` goes last (literal there),
+    and a leading ``^`` (which would negate) is written in hex."""
+    parts = [(lo, hi) for lo, hi in ranges if (lo, hi) != ("-", "-")]
+    parts += [("-", "-")] if ("-", "-") in ranges else []
+    body = "".join(_char_escape(lo) if lo == hi else f"{_char_escape(lo)}-{_char_escape(hi)}" for lo, hi in parts)
+    return "\\x5E" + body[1:] if body.startswith("^") else body
 
 
 def until_pattern(delimiters: tuple[str, ...]) -> str:
@@ -46,7 +57,7 @@ def until_pattern(delimiters: tuple[str, ...]) -> str:
     prefixes = sorted({d[:i] for d in delimiters for i in range(len(d))}, key=lambda p: (len(p), p))
     for prefix in prefixes:
         nexts = sorted({d[len(prefix)] for d in delimiters if d.startswith(prefix) and len(d) > len(prefix)})
-        excluded = "".join(_char_escape(c) for c in nexts)
+        excluded = _class_body([(c, c) for c in nexts])
         cls = f"[^{excluded}]"
         alternatives.append(cls if not prefix else f"{gbnf_literal(prefix)} {cls}")
     return "(" + " | ".join(alternatives) + ")*"
@@ -65,7 +76,7 @@ class GbnfWriter:
         if isinstance(node, Literal):
             return gbnf_literal(node.text)
         if isinstance(node, CharClass):
-            body = "".join(_char_escape(lo) if lo == hi else f"{_char_escape(lo)}-{_char_escape(hi)}" for lo, hi in node.ranges)
+            body = _class_body(list(node.ranges))
             cls = f"[{'^' if node.negated else ''}{body}]"
             return cls + _repeat_suffix(node.min, node.max)
         if isinstance(node, Sequence):
