@@ -241,7 +241,8 @@ class _Reader:
         if self.pos + 1 >= len(t):
             raise self.error("dangling escape")
         e = t[self.pos + 1]
-        simple = {"n": 10, "t": 9, "r": 13, "\\": 92, '"': 34, "[": 91, "]": 93, "-": 45, "^": 94, "/": 47}
+        # exactly llama.cpp's escapes (its reader throws "unknown escape" on any other, \- included)
+        simple = {"n": 10, "t": 9, "r": 13, "\\": 92, '"': 34, "[": 91, "]": 93}
         if e in simple:
             self.pos += 2
             return simple[e]

@@ -55,6 +55,7 @@ def test_reader_features() -> None:
         ("root ::= (\"a\"", "line 1, column 10"),
         ("x ::= \"a\"", "no 'root'"),
         ("root ::= \"\\q\"", "line 1, column 11"),
+        ("root ::= [+\\-0-9]", "unknown escape \\\\-"),  # llama.cpp rejects \- too
     ],
 )
 def test_reader_errors_have_line_and_column(text: str, where: str) -> None:
