@@ -30,7 +30,7 @@ from analysis.mapper import (
 )
 from analysis.pyliteral import decode_escapes
 from peg.combinators import Json, Rest, Until
-from peg.engine import ParseResult, Status, TagNode, parse
+from peg.engine import ParseResult, Status, TagNode, held_back, parse
 from peg.json_stream import IncrementalJson, JsonProgress
 
 _WS = " \t\r\n"
@@ -155,20 +155,6 @@ class _RestPath:
         return self.sink.write(chunk)
 
 
-def _held_back(buf: str, delimiters: tuple[str, ...]) -> int:
-    """The length of the longest end of ``buf`` that starts one of ``delimiters``
-    (none of which occurs in ``buf``)."""
-    hold = 0
-    for d in delimiters:
-        i = buf.find(d[0], max(len(buf) - len(d) + 1, 0))
-        while i != -1 and len(buf) - i > hold:
-            if d.startswith(buf[i:]):
-                hold = len(buf) - i
-                break
-            i = buf.find(d[0], i + 1)
-    return hold
-
-
 class _UntilPath:
     """The field runs until one of ``delimiters``: a chunk that completes one is
     structural; a possible delimiter start at the end is held back."""
@@ -186,7 +172,7 @@ class _UntilPath:
         for d in self.delimiters:
             if d in buf:
                 return None
-        hold = _held_back(buf, self.delimiters)
+        hold = held_back(buf, self.delimiters)
         self.tail = buf[len(buf) - hold :]
         return self.sink.write(buf[: len(buf) - hold]) if hold < len(buf) else []
 

@@ -240,14 +240,22 @@ def _until(node: Until, st: _State, pos: int) -> _Result:
         return OK, best, _NONE
     if st.partial:
         # Hold back a tail that may be the start of a delimiter (``</thi``).
-        hold = 0
-        for delim in node.delimiters:
-            for k in range(min(len(delim) - 1, len(text) - pos), hold, -1):
-                if text.endswith(delim[:k]):
-                    hold = k
-                    break
-        return st.more(node, pos, len(text) - hold)
+        return st.more(node, pos, len(text) - held_back(text, node.delimiters, pos))
     return OK, len(text), _NONE
+
+
+def held_back(text: str, delimiters: tuple[str, ...], start: int = 0) -> int:
+    """The length of the longest end of ``text[start:]`` that is a proper prefix
+    of one of ``delimiters`` (what an ``until`` holds back on partial input)."""
+    hold = 0
+    for d in delimiters:
+        i = text.find(d[0], max(len(text) - len(d) + 1, start))
+        while i != -1 and len(text) - i > hold:
+            if d.startswith(text[i:]):
+                hold = len(text) - i
+                break
+            i = text.find(d[0], i + 1)
+    return hold
 
 
 def _rest(node: Rest, st: _State, pos: int) -> _Result:

@@ -1,11 +1,11 @@
-"""Streaming internals that the conformance runs do not reach on their own."""
+"""The delimiter hold-back shared by the engine's partial ``until`` and the streaming fast path."""
 
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis.streaming import _held_back
+from peg.engine import held_back as _held_back
 
 
 def held_back_by_definition(buf: str, delimiters: tuple[str, ...]) -> int:
@@ -31,3 +31,4 @@ def test_held_back_examples() -> None:
     assert _held_back("x <", ("</think>", "<tool_call>")) == 1
     assert _held_back("x <to", ("</think>", "<tool_call>")) == 3
     assert _held_back("", ("</think>",)) == 0
+    assert _held_back("ab</", ("</x>",), 2) == 2 and _held_back("ab</", ("</x>",), 3) == 0  # within text[start:] only
