@@ -79,8 +79,7 @@ def _trim_one_newline(text: str, complete: bool) -> str:
 def string_value(text: str, complete: bool) -> str:
     """A tagged string value as JSON text: one newline trimmed at each end (the
     template's own, as in ``>\nvalue\n</parameter>``), escaped, closed when complete."""
-    escaped = json.dumps(_trim_one_newline(text, complete), ensure_ascii=False)
-    return escaped if complete else escaped[:-1]
+    return raw_string_value(_trim_one_newline(text, complete), complete)
 
 
 def raw_string_value(text: str, complete: bool) -> str:
