@@ -107,18 +107,21 @@ def _calls_probe(parser: AutoParser, name: str, tool: dict[str, Any], arguments:
         ChatRequest.from_json({"messages": [USER], "tools": [tool], "parallel_tool_calls": len(arguments) > 1})
     )
     want = [("get_weather", a) for a in arguments]
-    texts = [_rendered_calls(parser.template, generated, tool, arguments, style) for style in _ID_STYLES]
-    rendered = [t for t in texts if t is not None]
-    if not rendered:
-        return RoundTrip(name, "skipped", "the template does not render these calls")
 
     def same(message: Message) -> bool:
         return [(c.name, _loads(c.arguments)) for c in message.tool_calls] == want
 
-    for text in rendered:
+    first: str | None = None  # the first id style's render explains a failure
+    for style in _ID_STYLES:  # (the second style is rendered only when the first does not read back)
+        text = _rendered_calls(parser.template, generated, tool, arguments, style)
+        if text is None:
+            continue
         if _parses_back(generated, text, same, need_calls=True):
             return RoundTrip(name, "ok")
-    return RoundTrip(name, "failed", _failure(generated, rendered[0]))
+        first = text if first is None else first
+    if first is None:
+        return RoundTrip(name, "skipped", "the template does not render these calls")
+    return RoundTrip(name, "failed", _failure(generated, first))
 
 
 def _reply_and_call_probe(parser: AutoParser, name: str) -> RoundTrip:
@@ -237,10 +240,15 @@ def _line_up(turn: str, clean: bool, generated: Generated) -> str | None:
     return None
 
 
+def cut_ends(text: str) -> list[int]:
+    """Where the model's part of a rendered turn may end, longest first: the
+    whole text, then before each ``<``, ``[`` or newline (an end-of-turn marker)."""
+    return [len(text)] + [i for i in range(len(text) - 1, 0, -1) if text[i] in "<[\n"]
+
+
 def _parses_back(generated: Generated, text: str, same: Callable[[Message], bool], need_calls: bool) -> bool:
     """Whether some cut of ``text`` before its end of turn parses to the rendered message."""
-    ends = [len(text)] + [i for i in range(len(text) - 1, 0, -1) if text[i] in "<[\n"]
-    for end in ends:
+    for end in cut_ends(text):
         outcome = generated.parse(text[:end])
         if outcome.ok and (outcome.message.tool_calls or not need_calls):
             if same(outcome.message):

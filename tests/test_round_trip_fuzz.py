@@ -23,7 +23,7 @@ from analysis.rendering import FROZEN_CLOCK, ChatTemplate
 from analysis.result import ToolFormat
 from analysis.mapper import accumulate
 from analysis.request import ChatRequest
-from analysis.round_trip import TYPED_TOOL, USER, _calls_probe, _rendered_calls
+from analysis.round_trip import TYPED_TOOL, USER, _calls_probe, _rendered_calls, cut_ends
 from analysis.streaming import StreamParser
 from tests.conftest import needs_shared, zoo_templates
 
@@ -80,8 +80,7 @@ def test_random_values_stream_to_the_parsed_message(path: Path, arguments: dict,
     rendered = _rendered_calls(parser.template, generated, TYPED_TOOL, [arguments], "call_{i:04d}")
     if not rendered:
         return
-    ends = [len(rendered)] + [i for i in range(len(rendered) - 1, 0, -1) if rendered[i] in "<[\n"]
-    text = next((rendered[:end] for end in ends if (o := generated.parse(rendered[:end])).ok and o.message.tool_calls), None)
+    text = next((rendered[:end] for end in cut_ends(rendered) if (o := generated.parse(rendered[:end])).ok and o.message.tool_calls), None)
     if text is None:
         return  # (the other test reports a render that does not read back)
     outcome = generated.parse(text)
