@@ -12,6 +12,7 @@ from typing import Any
 
 from analysis.errors import RenderLimitError, TemplateRenderError
 from analysis.rendering import ChatTemplate, RenderRequest
+from analysis.sandbox import IndexTrackingStr
 
 _USER = {"role": "user", "content": "User message"}
 
@@ -32,22 +33,6 @@ class Capabilities:
     def to_dict(self) -> dict[str, bool]:
         """The flags as a JSON-ready dict (sorted keys, as in the reference)."""
         return dict(sorted(asdict(self).items()))
-
-
-def _indexing_probe(value: str) -> tuple[str, list[bool]]:
-    """A string, and a list that grows whenever the template indexes that string
-    like a list (``content[0]``): templates that do so expect typed (list)
-    content.  The class is made per probe, so detection is safe in threads;
-    renders deep-copy the messages, and the copies share the class."""
-    hits: list[bool] = []
-
-    class IndexTrackingStr(str):
-        def __getitem__(self, key: Any) -> Any:  # type: ignore[override]
-            if isinstance(key, int):
-                hits.append(True)
-            return str.__getitem__(self, key)
-
-    return IndexTrackingStr(value), hits
 
 
 def _tool_def(name: str) -> dict[str, Any]:
@@ -92,7 +77,7 @@ def detect_capabilities(template: ChatTemplate) -> Capabilities:
     """Run the probe renders and return the capability flags."""
     # String content: a single user turn renders, with a null tool entry and
     # strict undefined-to-JSON, as the reference probes it (see README: caps).
-    template.env.strict_undefined_json = True
+    template.strict_undefined_json = True
     try:
         string_out = _try_render(
             template,
@@ -103,13 +88,13 @@ def detect_capabilities(template: ChatTemplate) -> Capabilities:
             ),
         )
     finally:
-        template.env.strict_undefined_json = False
+        template.strict_undefined_json = False
     supports_string = string_out is not None and "PROBE_STRING_CONTENT" in string_out
 
     # Typed content: the template indexes content as a list.
-    probe, hits = _indexing_probe("content")
+    probe = IndexTrackingStr("content")
     _try_render(template, RenderRequest([{"role": "user", "content": probe}], add_generation_prompt=True))
-    supports_typed = bool(hits)
+    supports_typed = template.indexed_strings > 0
 
     system_out = _try_render(
         template,
@@ -126,7 +111,7 @@ def detect_capabilities(template: ChatTemplate) -> Capabilities:
     # Tool calls: object arguments first, then JSON-string arguments.
     supports_calls = supports_object = False
     for arguments in ({"arg": "PROBE_ARG_VALUE"}, '{"arg": "PROBE_ARG_VALUE"}'):
-        template.env.stringified_containers = 0
+        template.stringified_containers = 0
         out = _try_render(
             template,
             RenderRequest(
@@ -137,7 +122,7 @@ def detect_capabilities(template: ChatTemplate) -> Capabilities:
         )
         if out is not None and "probe_call_one" in out:
             supports_calls = True
-            supports_object = isinstance(arguments, dict) and template.env.stringified_containers == 0
+            supports_object = isinstance(arguments, dict) and template.stringified_containers == 0
             break
 
     parallel_out = _try_render(

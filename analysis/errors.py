@@ -17,6 +17,7 @@ class TemplateSyntaxError(AutoparserError):
         if line and column:
             where += f":{column}"
         super().__init__(f"{where}: template syntax error: {message}")
+        self.detail = message
         self.line = line
         self.column = column
 
@@ -45,3 +46,7 @@ class RenderLimitError(TemplateRenderError):
 
 class SandboxViolation(TemplateRenderError):
     """The template tried to reach something the sandbox forbids."""
+
+
+class LimitConfigError(AutoparserError):
+    """A resource limit was configured with a value that is not usable."""

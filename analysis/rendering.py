@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import copy
-import re
+import hashlib
+import os
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, NoReturn, Sequence
 
-import jinja2
-
-from analysis.errors import SandboxViolation, TemplateRenderError, TemplateSyntaxError
+from analysis.errors import (
+    RenderLimitError,
+    SandboxViolation,
+    TemplateRaisedError,
+    TemplateRenderError,
+    TemplateSyntaxError,
+)
 from analysis.loading import LoadedTemplate
-from analysis.sandbox import RenderLimits, SandboxedTemplateEnvironment, template_line
+from analysis.render_worker import worker
+from analysis.sandbox import RenderLimits
 
 #: The clock analysis uses so that renders are reproducible.
 FROZEN_CLOCK: Callable[[], datetime] = lambda: datetime(2026, 1, 1, 12, 0, 0)  # noqa: E731
@@ -44,19 +50,23 @@ class RenderRequest:
         return ctx
 
 
-def _syntax_column(source: str, line: int | None) -> int | None:
-    """Best-effort column: the first Jinja tag opener on the faulty line."""
-    if not line:
-        return None
-    lines = source.splitlines()
-    if not 0 < line <= len(lines):
-        return None
-    match = re.search(r"\{[%{#]", lines[line - 1])
-    return match.start() + 1 if match else 1
+def default_limits() -> RenderLimits:
+    """The limits in force: the defaults, changed by ``AUTOPARSER_*`` variables."""
+    return RenderLimits.from_env(os.environ)
+
+
+def _source_key(source: str) -> str:
+    return hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class ChatTemplate:
-    """A compiled chat template, rendered in the sandbox."""
+    """A chat template, compiled and rendered in the sandbox of a resource-limited
+    worker process (:mod:`analysis.render_worker`).
+
+    Compiling happens at construction (syntax errors surface there).  All renders
+    of one ``ChatTemplate`` share a CPU budget (``limits.template_cpu_s``): a
+    template slow enough to exhaust it fails every later render at once.
+    """
 
     def __init__(
         self,
@@ -67,33 +77,71 @@ class ChatTemplate:
         self.template = template
         self.name = template.name
         self.source = template.source
-        self.env = SandboxedTemplateEnvironment(limits=limits, clock=clock)
-        try:
-            self._compiled = self.env.from_string(template.source)
-        except jinja2.TemplateSyntaxError as exc:
+        self.limits = limits or default_limits()
+        self.clock = clock
+        #: CPU seconds this template's compile and renders have used so far.
+        self.cpu_used = 0.0
+        #: How often the last render's ``+`` turned a dict or list into JSON text
+        #: (caps use it to tell templates that expect string tool-call arguments).
+        self.stringified_containers = 0
+        #: How often the last render indexed an ``IndexTrackingStr`` like a list.
+        self.indexed_strings = 0
+        #: When set, ``tojson`` of an undefined value raises (as in llama.cpp's
+        #: engine); capability probes use it to mirror the reference.
+        self.strict_undefined_json = False
+        if len(self.source) > self.limits.max_template_chars:
             raise TemplateSyntaxError(
-                exc.message or "invalid syntax",
-                template.name,
-                exc.lineno,
-                _syntax_column(template.source, exc.lineno),
-            ) from None
-        except RecursionError:
-            raise TemplateSyntaxError("template nests too deeply to compile", template.name, None) from None
+                f"the template is {len(self.source):,} characters, over the limit of "
+                f"{self.limits.max_template_chars:,} (AUTOPARSER_MAX_TEMPLATE_CHARS)",
+                self.name,
+                None,
+            )
+        self._key = _source_key(self.source)
+        self._call({"op": "compile"})
+
+    def _call(self, request: dict[str, Any]) -> Any:
+        if self.cpu_used > self.limits.template_cpu_s:
+            raise RenderLimitError(
+                f"the template used more than {self.limits.template_cpu_s:g} s of CPU time in all "
+                "(AUTOPARSER_TEMPLATE_CPU_S)",
+                self.name,
+            )
+        request.update(key=self._key, name=self.name, limits=self.limits)
+        status, payload, stats = worker().request(request, self.source)
+        if stats is not None:
+            self.cpu_used += stats.cpu_s
+            self.stringified_containers = stats.stringified_containers
+            self.indexed_strings = stats.indexed_strings
+        if status == "ok":
+            return payload
+        _raise_reply(payload, self.name)
 
     def render(self, request: RenderRequest) -> str:
         """Render ``request``; raises a :class:`TemplateRenderError` subclass on failure."""
-        try:
-            return self.env.render_guarded(self._compiled, request.variables(self.template), self.name)
-        except TemplateRenderError:
-            raise
-        except jinja2.exceptions.SecurityError as exc:
-            raise SandboxViolation(f"blocked by the sandbox: {exc}", self.name, template_line(exc)) from None
-        except Exception as exc:  # the template's own runtime errors (TypeError, ...)
-            raise TemplateRenderError(
-                f"render failed: {type(exc).__name__}: {exc}", self.name, template_line(exc)
-            ) from None
+        text: str = self._call(
+            {
+                "op": "render",
+                "variables": request.variables(self.template),
+                "now": self.clock() if self.clock is not None else None,
+                "strict_undefined_json": self.strict_undefined_json,
+            }
+        )
+        return text
 
     def line_text(self, line: int) -> str:
         """The text of template line ``line`` (1-based), for error excerpts."""
         lines = self.source.splitlines()
         return lines[line - 1] if 0 < line <= len(lines) else ""
+
+
+def _raise_reply(fields: tuple[Any, ...], name: str) -> NoReturn:
+    kind, message, line, *rest = fields
+    if kind == "syntax":
+        raise TemplateSyntaxError(message, name, line, rest[0] if rest else None)
+    if kind == "raised":
+        raise TemplateRaisedError(message, name, line)
+    if kind == "limit":
+        raise RenderLimitError(message, name, line)
+    if kind == "sandbox":
+        raise SandboxViolation(message, name, line)
+    raise TemplateRenderError(message, name, line)

@@ -17,12 +17,11 @@ code in llama-cpp-python).  We render them in jinja2's
 
 from __future__ import annotations
 
-import ctypes
 import json
-import threading
+import re
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Mapping
 
 import jinja2
 from jinja2 import nodes
@@ -31,17 +30,70 @@ from jinja2.ext import Extension
 from jinja2.runtime import Undefined
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from analysis.errors import RenderLimitError, TemplateRaisedError
+from analysis.errors import (
+    LimitConfigError,
+    RenderLimitError,
+    SandboxViolation,
+    TemplateRaisedError,
+    TemplateRenderError,
+    TemplateSyntaxError,
+)
 
 
 @dataclass(frozen=True)
 class RenderLimits:
-    """Bounds on one render.  All are configurable; defaults suit real templates."""
+    """Bounds on compiling and rendering one template.  Defaults suit real
+    templates (the largest of 70 real ones is 41 KB and renders in milliseconds);
+    each can be changed here or through an ``AUTOPARSER_*`` environment variable
+    (see :meth:`from_env` and the README)."""
 
-    timeout_s: float = 2.0
+    #: CPU seconds one compile or render may use (enforced by the OS in the worker).
+    cpu_s: float = 2.0
+    #: CPU seconds all renders of one template may use together (one command, or
+    #: one template inside ``check``).
+    template_cpu_s: float = 10.0
+    #: Memory the render worker may allocate beyond what it started with.
+    memory_mb: int = 512
+    #: Characters of template source accepted for compiling.
+    max_template_chars: int = 256_000
+    #: Nesting depth of the template's syntax tree (blocks, expressions, filters).
+    max_nesting: int = 60
     max_output_chars: int = 4_000_000
     max_string_chars: int = 1_000_000
     max_range: int = 100_000
+    #: Bits an integer may have (about 30,000 decimal digits).
+    max_int_bits: int = 100_000
+
+    @property
+    def wall_s(self) -> float:
+        """The wall-clock backstop for one request to the worker."""
+        return max(30.0, 10 * self.cpu_s)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str]) -> "RenderLimits":
+        """Defaults overridden by ``AUTOPARSER_CPU_S``, ``AUTOPARSER_TEMPLATE_CPU_S``,
+        ``AUTOPARSER_MEMORY_MB`` and ``AUTOPARSER_MAX_TEMPLATE_CHARS``."""
+        changes: dict[str, Any] = {}
+        for field_name, var, kind in _ENV_LIMITS:
+            raw = environ.get(var)
+            if raw is None or raw == "":
+                continue
+            try:
+                value = kind(raw)
+                if value <= 0:
+                    raise ValueError
+            except ValueError:
+                raise LimitConfigError(f"{var}={raw!r}: expected a positive {kind.__name__}") from None
+            changes[field_name] = value
+        return cls(**changes)
+
+
+_ENV_LIMITS: tuple[tuple[str, str, type], ...] = (
+    ("cpu_s", "AUTOPARSER_CPU_S", float),
+    ("template_cpu_s", "AUTOPARSER_TEMPLATE_CPU_S", float),
+    ("memory_mb", "AUTOPARSER_MEMORY_MB", int),
+    ("max_template_chars", "AUTOPARSER_MAX_TEMPLATE_CHARS", int),
+)
 
 
 class _TemplateRaised(Exception):
@@ -50,14 +102,6 @@ class _TemplateRaised(Exception):
 
 class _LimitExceeded(Exception):
     """Internal: a sandbox bound was exceeded (converted to RenderLimitError)."""
-
-
-class _Timeout(BaseException):
-    """Injected asynchronously into the rendering thread by the watchdog.
-
-    A BaseException so that templates' own ``try``-free code and jinja2 internals
-    that catch ``Exception`` cannot swallow it.
-    """
 
 
 class LenientUndefined(jinja2.ChainableUndefined):
@@ -142,40 +186,6 @@ def raise_exception(message: Any = "") -> None:
     raise _TemplateRaised(str(message))
 
 
-class _RenderGuard:
-    """Per-render state: the deadline watchdog and size checks."""
-
-    def __init__(self, limits: RenderLimits):
-        self.limits = limits
-        self._lock = threading.Lock()
-        self._done = False
-        self._fired = False
-        self._thread_id = threading.get_ident()
-        self._timer = threading.Timer(limits.timeout_s, self._fire)
-        self._timer.daemon = True
-
-    def _fire(self) -> None:
-        with self._lock:
-            if self._done:
-                return
-            self._fired = True
-            ctypes.pythonapi.PyThreadState_SetAsyncExc(
-                ctypes.c_ulong(self._thread_id), ctypes.py_object(_Timeout)
-            )
-
-    def __enter__(self) -> "_RenderGuard":
-        self._timer.start()
-        return self
-
-    def finish(self) -> None:
-        with self._lock:
-            self._done = True
-        self._timer.cancel()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.finish()
-
-
 def _lenient_str(value: Any) -> str:
     """How ``+`` stringifies a non-string operand next to a string."""
     if isinstance(value, Undefined):
@@ -184,6 +194,10 @@ def _lenient_str(value: Any) -> str:
         return tojson(value)
     return str(value)
 
+
+#: Filters and string methods whose numeric arguments size what they build.
+_SIZE_FILTERS = frozenset({"center", "indent", "wordwrap", "batch", "slice", "tojson"})
+_SIZE_METHODS = frozenset({"ljust", "rjust", "center", "zfill", "expandtabs"})
 
 #: Mutating methods allowed on lists and dicts the template works with (inputs are
 #: deep-copied per render, so a template can never change the caller's data).
@@ -207,6 +221,9 @@ class SandboxedTemplateEnvironment(ImmutableSandboxedEnvironment):
             undefined=LenientUndefined,
             keep_trailing_newline=False,
             autoescape=False,
+            # No constant folding while compiling: folding runs filters and
+            # operators at compile time, before any render limit applies.
+            optimized=False,
         )
         self.limits = limits or RenderLimits()
         #: How often ``+`` had to turn a dict/list into JSON text (caps use it to
@@ -223,15 +240,27 @@ class SandboxedTemplateEnvironment(ImmutableSandboxedEnvironment):
         self.globals["range"] = self._range
         # Filters can grow strings (replace, indent, join, center, ...): check results.
         for name, func in list(self.filters.items()):
-            self.filters[name] = self._checked_filter(func)
+            self.filters[name] = self._checked_filter(func, sized=name in _SIZE_FILTERS)
 
     def _tojson(self, value: Any, *args: Any, **kwargs: Any) -> str:
+        self._check_widths(args, kwargs)
         if self.strict_undefined_json and isinstance(value, Undefined):
             value._fail_with_undefined_error()
         return tojson(value, *args, **kwargs)
 
     # -- size checks -------------------------------------------------------
+    def _check_widths(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """Refuse a width, indent or count argument that would build a string or
+        list past the limit, before the C code that builds it runs."""
+        for arg in (*args, *kwargs.values()):
+            if isinstance(arg, int) and not isinstance(arg, bool) and abs(arg) > self.limits.max_string_chars:
+                raise _LimitExceeded(
+                    f"a width or count of {arg} exceeds the limit of {self.limits.max_string_chars}"
+                )
+
     def _check_size(self, value: Any) -> Any:
+        if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > self.limits.max_int_bits:
+            raise _LimitExceeded(f"an integer grew past {self.limits.max_int_bits} bits")
         if isinstance(value, str) and len(value) > self.limits.max_string_chars:
             raise _LimitExceeded(
                 f"a string grew past {self.limits.max_string_chars} characters"
@@ -240,8 +269,10 @@ class SandboxedTemplateEnvironment(ImmutableSandboxedEnvironment):
             raise _LimitExceeded(f"a list grew past {self.limits.max_string_chars} items")
         return value
 
-    def _checked_filter(self, func: Callable[..., Any]) -> Callable[..., Any]:
+    def _checked_filter(self, func: Callable[..., Any], sized: bool = False) -> Callable[..., Any]:
         def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if sized:  # the first argument is the value, or a context passed first
+                self._check_widths(args[1:], kwargs)
             return self._check_size(func(*args, **kwargs))
 
         for attr in ("jinja_pass_arg",):
@@ -274,6 +305,10 @@ class SandboxedTemplateEnvironment(ImmutableSandboxedEnvironment):
                         )
         if operator == "**" and isinstance(right, (int, float)) and abs(right) > 1000:
             raise _LimitExceeded("exponent too large")
+        if operator in ("*", "**") and isinstance(left, int) and isinstance(right, int):
+            bits = left.bit_length() * max(right, 0) if operator == "**" else left.bit_length() + right.bit_length()
+            if bits > self.limits.max_int_bits:
+                raise _LimitExceeded(f"an integer would grow past {self.limits.max_int_bits} bits")
         if operator == "+" and (isinstance(left, str) or isinstance(right, str)):
             # llama.cpp's engine concatenates a string with anything (undefined as
             # empty, objects as JSON); jinja2 would raise.
@@ -300,6 +335,8 @@ class SandboxedTemplateEnvironment(ImmutableSandboxedEnvironment):
         return super().is_safe_attribute(obj, attr, value)
 
     def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
+        if getattr(__obj, "__name__", None) in _SIZE_METHODS and isinstance(getattr(__obj, "__self__", None), str):
+            __self._check_widths(args, kwargs)
         return __self._check_size(super().call(__context, __obj, *args, **kwargs))
 
     def _range(self, *args: int) -> range:
@@ -312,24 +349,19 @@ class SandboxedTemplateEnvironment(ImmutableSandboxedEnvironment):
 
     # -- rendering ---------------------------------------------------------
     def render_guarded(self, template: jinja2.Template, variables: dict[str, Any], name: str) -> str:
-        """Render under the limits, converting failures to project errors."""
+        """Render under the in-process limits (sizes, ranges), converting failures
+        to project errors.  CPU time and memory are bounded by the worker process
+        this runs in (:mod:`analysis.render_worker`)."""
         out: list[str] = []
         size = 0
-        guard = _RenderGuard(self.limits)
         try:
-            with guard:
-                for chunk in template.generate(**variables):
-                    size += len(chunk)
-                    if size > self.limits.max_output_chars:
-                        raise _LimitExceeded(
-                            f"output grew past {self.limits.max_output_chars} characters"
-                        )
-                    out.append(chunk)
-                guard.finish()
-        except _Timeout:
-            raise RenderLimitError(
-                f"render took longer than {self.limits.timeout_s:g} s (runaway template?)", name
-            ) from None
+            for chunk in template.generate(**variables):
+                size += len(chunk)
+                if size > self.limits.max_output_chars:
+                    raise _LimitExceeded(
+                        f"output grew past {self.limits.max_output_chars} characters"
+                    )
+                out.append(chunk)
         except _TemplateRaised as exc:
             raise TemplateRaisedError(str(exc), name, template_line(exc)) from None
         except _LimitExceeded as exc:
@@ -337,8 +369,144 @@ class SandboxedTemplateEnvironment(ImmutableSandboxedEnvironment):
         except RecursionError:
             raise RenderLimitError("recursion too deep", name) from None
         except MemoryError:
-            raise RenderLimitError("out of memory while rendering", name) from None
-        return "".join(out)
+            raise RenderLimitError(
+                f"the template used more than {self.limits.memory_mb} MB of memory", name
+            ) from None
+        except jinja2.exceptions.SecurityError as exc:
+            raise SandboxViolation(f"blocked by the sandbox: {exc}", name, template_line(exc)) from None
+        except TemplateRenderError:
+            raise
+        except Exception as exc:  # the template's own runtime errors (TypeError, ...)
+            raise TemplateRenderError(
+                f"render failed: {type(exc).__name__}: {_one_line(exc)}", name, template_line(exc)
+            ) from None
+        text = "".join(out)
+        _check_output(text, name)
+        return text
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+#: A Python object's default repr carries its memory address; a template must
+#: not print one (it leaks the layout of the process and of this project).
+_ADDRESS_REPR = re.compile(r"<[^<>]{1,200} at 0x[0-9a-fA-F]{4,}>")
+
+
+def _check_output(text: str, name: str) -> None:
+    if _ADDRESS_REPR.search(text):
+        raise SandboxViolation("blocked by the sandbox: the template printed a Python object", name)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise TemplateRenderError(
+            f"render failed: the output holds a lone surrogate (U+{ord(text[exc.start]):04X}), not valid Unicode",
+            name,
+        ) from None
+
+
+class IndexTrackingStr(str):
+    """A string that counts how often a template indexes it like a list
+    (``content[0]``): templates that do so expect typed (list) content.  The
+    count is per render (the worker renders one template at a time)."""
+
+    hits = 0
+
+    def __getitem__(self, key: Any) -> Any:  # type: ignore[override]
+        if isinstance(key, int):
+            IndexTrackingStr.hits += 1
+        return str.__getitem__(self, key)
+
+
+@dataclass
+class CompiledTemplate:
+    """A template compiled in its own sandboxed environment."""
+
+    env: "SandboxedTemplateEnvironment"
+    template: jinja2.Template
+
+
+def _nesting_depth(node: nodes.Node, limit: int) -> int:
+    """Depth of ``node``'s tree, stopping once past ``limit`` (iterative: deep
+    trees must not exhaust the interpreter's stack)."""
+    deepest = 0
+    stack: list[tuple[nodes.Node, int]] = [(node, 1)]
+    while stack:
+        current, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if deepest > limit:
+            return deepest
+        stack.extend((child, depth + 1) for child in current.iter_child_nodes())
+    return deepest
+
+
+def syntax_column(source: str, line: int | None) -> int | None:
+    """Best-effort column: the first Jinja tag opener on the faulty line."""
+    if not line:
+        return None
+    lines = source.splitlines()
+    if not 0 < line <= len(lines):
+        return None
+    match = re.search(r"\{[%{#]", lines[line - 1])
+    return match.start() + 1 if match else 1
+
+
+def compile_template(source: str, name: str, limits: RenderLimits) -> CompiledTemplate:
+    """Compile ``source`` in a fresh sandboxed environment, checking its size and
+    nesting first; every failure is a :class:`TemplateSyntaxError`."""
+    if len(source) > limits.max_template_chars:
+        raise TemplateSyntaxError(
+            f"the template is {len(source):,} characters, over the limit of {limits.max_template_chars:,}",
+            name,
+            None,
+        )
+    env = SandboxedTemplateEnvironment(limits=limits)
+    try:
+        tree = env.parse(source)
+        depth = _nesting_depth(tree, limits.max_nesting)
+        if depth > limits.max_nesting:
+            raise TemplateSyntaxError(
+                f"the template nests deeper than {limits.max_nesting} levels", name, None
+            )
+        code = env.compile(tree, filename="<template>")
+        template = env.template_class.from_code(env, code, env.make_globals(None), None)
+    except TemplateSyntaxError:
+        raise
+    except jinja2.TemplateSyntaxError as exc:
+        raise TemplateSyntaxError(
+            exc.message or "invalid syntax", name, exc.lineno, syntax_column(source, exc.lineno)
+        ) from None
+    except RecursionError:
+        raise TemplateSyntaxError("the template nests too deeply to compile", name, None) from None
+    except MemoryError:
+        raise TemplateSyntaxError(
+            f"compiling the template used more than {limits.memory_mb} MB of memory", name, None
+        ) from None
+    except Exception as exc:  # Python's own compiler limits, oversized literals, ...
+        raise TemplateSyntaxError(
+            f"the template cannot be compiled ({type(exc).__name__}: {_one_line(exc)})", name, None
+        ) from None
+    return CompiledTemplate(env, template)
+
+
+def render_compiled(
+    compiled: CompiledTemplate,
+    variables: dict[str, Any],
+    name: str,
+    now: datetime | None = None,
+    strict_undefined_json: bool = False,
+) -> tuple[str, int, int]:
+    """Render a compiled template: its text, how often ``+`` had to turn a dict
+    or list into JSON text, and how often an :class:`IndexTrackingStr` was indexed."""
+    env = compiled.env
+    env.clock = (lambda: now) if now is not None else datetime.now
+    env.strict_undefined_json = strict_undefined_json
+    env.stringified_containers = 0
+    IndexTrackingStr.hits = 0
+    text = env.render_guarded(compiled.template, variables, name)
+    return text, env.stringified_containers, IndexTrackingStr.hits
 
 
 def template_line(exc: BaseException) -> int | None:
