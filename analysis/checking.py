@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from analysis.errors import TemplateLoadError
+from analysis.userio import loads, read_text
 from analysis.analyzer import analyze_template
 from analysis.generation import AutoParser
 from analysis.loading import load_template
@@ -141,14 +142,9 @@ def lock_differences(name: str, locked: dict[str, Any] | None, current: dict[str
 
 def read_lock(path: Path) -> dict[str, Any]:
     """A lock file's entries (an absent file is an error naming it)."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise TemplateLoadError(f"{path}: no such lock file (create it with --update-lock)") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TemplateLoadError(f"{path}: cannot read the lock file: {exc}") from None
-    except json.JSONDecodeError as exc:
-        raise TemplateLoadError(f"{path}:{exc.lineno}: the lock file is not JSON: {exc.msg}") from None
+    if not path.exists():
+        raise TemplateLoadError(f"{path}: no such lock file (create it with --update-lock)")
+    data = loads(read_text(path), f"{path} (lock file)")
     templates = data.get("templates") if isinstance(data, dict) else None
     if not isinstance(templates, dict):
         raise TemplateLoadError(f"{path}: not a lock file (expected an object with 'templates')")

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from analysis.errors import TemplateLoadError
+from analysis.errors import InputError
+from analysis.userio import loads, read_text
 from analysis.generation import AutoParser, Generated, auto_parser
 from analysis.grammar_check import constrained_text
 from analysis.loading import load_template
@@ -42,23 +43,48 @@ class CaseFailure:
     reason: str
 
 
+_CASE_FIELDS: dict[str, tuple[type, ...]] = {
+    "template": (str,),
+    "request": (dict,),
+    "output": (str,),
+    "expected": (dict,),
+    "partial": (bool,),
+    "id": (str, int),
+}
+
+
+def _case_problem(case: Any) -> str | None:
+    """Why a case line is unusable, or None."""
+    if not isinstance(case, dict):
+        return "a case must be a JSON object"
+    missing = [k for k in ("template", "request", "output", "expected") if k not in case]
+    if missing:
+        return f"a case needs {', '.join(missing)}"
+    for key, kinds in _CASE_FIELDS.items():
+        if key in case and not isinstance(case[key], kinds):
+            names = " or ".join("boolean" if k is bool else "object" if k is dict else k.__name__ for k in kinds)
+            return f"'{key}' must be a {names}, not {type(case[key]).__name__}"
+    expected = case["expected"]
+    for key in ("content", "reasoning_content"):
+        if expected.get(key) is not None and not isinstance(expected[key], str):
+            return f"'expected.{key}' must be a string or null"
+    calls = expected.get("tool_calls")
+    if calls is not None and not (isinstance(calls, list) and all(isinstance(c, dict) for c in calls)):
+        return "'expected.tool_calls' must be a list of objects"
+    return None
+
+
 def load_cases(path: Path) -> list[dict[str, Any]]:
     """Read a JSONL case file; a bad line is an error naming the file and line."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TemplateLoadError(f"{path}: cannot read the case file: {exc}") from None
+    text = read_text(path)
     cases = []
-    for number, line in enumerate(lines, 1):
+    for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
-        try:
-            case = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise TemplateLoadError(f"{path}:{number}: not JSON: {exc.msg} (column {exc.colno})") from None
-        missing = [k for k in ("template", "request", "output", "expected") if not isinstance(case, dict) or k not in case]
-        if missing:
-            raise TemplateLoadError(f"{path}:{number}: a case needs {', '.join(missing)}")
+        case = loads(line, f"{path}:{number}")
+        problem = _case_problem(case)
+        if problem:
+            raise InputError(f"{path}:{number}: {problem}")
         case.setdefault("id", f"{path.name}:{number}")
         case.setdefault("partial", False)
         cases.append(case)

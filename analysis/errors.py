@@ -9,6 +9,11 @@ class TemplateLoadError(AutoparserError):
     """A template source could not be read (missing file, bad JSON, no template...)."""
 
 
+class InputError(AutoparserError):
+    """Input other than a template is unusable: a request, tools, messages, a case
+    file, a model output, an output path."""
+
+
 class TemplateSyntaxError(AutoparserError):
     """The template is not valid Jinja; carries line and column."""
 

@@ -7,12 +7,12 @@ them, or a ``.gguf`` file (metadata only).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from analysis.errors import TemplateLoadError
+from analysis.errors import InputError, TemplateLoadError
+from analysis.userio import loads, read_text
 
 DEFAULT_VARIANT = "default"
 TOOL_VARIANT = "tool_use"
@@ -80,27 +80,15 @@ def _token_text(value: Any) -> str:
 
 def _read_text(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise TemplateLoadError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise TemplateLoadError(f"{path}: is a directory, expected a template file") from None
-    except UnicodeDecodeError as exc:
-        raise TemplateLoadError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except OSError as exc:
-        raise TemplateLoadError(f"{path}: cannot read ({exc.strerror})") from None
+        return read_text(path)
+    except InputError as exc:
+        raise TemplateLoadError(str(exc)) from None
 
 
 def read_json(path: Path, what: str = "") -> Any:
     """Read a JSON file; errors name the file, the position and (optionally) what it holds."""
-    text = _read_text(path)
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        about = f" in {what}" if what else ""
-        raise TemplateLoadError(
-            f"{path}: invalid JSON{about} at line {exc.lineno} column {exc.colno}: {exc.msg}"
-        ) from None
+    text = read_text(path)
+    return loads(text, f"{path}" + (f" ({what})" if what else ""))
 
 
 def _variants_from_field(value: Any, path: Path) -> dict[str, str]:

@@ -156,7 +156,7 @@ class _Worker:
         limits: RenderLimits = request["limits"]
         key = (request["key"], limits)
         start = _cpu_now()
-        signal.setitimer(signal.ITIMER_PROF, limits.cpu_s)
+        signal.setitimer(signal.ITIMER_PROF, request["cpu_s"])
         try:
             compiled = self.compiled.get(key)
             if compiled is None:
@@ -290,7 +290,10 @@ class RenderWorker:
                 except (BrokenPipeError, OSError):
                     reply = None
                 if reply is None:
-                    return ("error", ("limit", _death_reason(self._stop(), limits), None), None)
+                    status = self._stop()
+                    # A worker ended by its CPU timer used all the time it was given.
+                    spent = RenderStats(request["cpu_s"], 0, 0) if _cpu_killed(status) else None
+                    return ("error", ("limit", _death_reason(status, request), None), spent)
                 if reply[0] == "unknown" and attempt == 0:
                     self._known.discard(request["key"])
                     continue
@@ -299,11 +302,24 @@ class RenderWorker:
             raise AssertionError("worker forgot a source it was just sent")  # pragma: no cover
 
 
-def _death_reason(status: int | None, limits: RenderLimits) -> str:
+def _cpu_killed(status: int | None) -> bool:
+    return status is not None and os.WIFSIGNALED(status) and os.WTERMSIG(status) in (signal.SIGPROF, signal.SIGXCPU)
+
+
+def _death_reason(status: int | None, request: dict[str, Any]) -> str:
+    limits: RenderLimits = request["limits"]
     if status is not None and os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         if sig in (signal.SIGPROF, signal.SIGXCPU):
-            return f"the template used more than {limits.cpu_s:g} s of CPU time in one render (runaway template?)"
+            if request["cpu_s"] < limits.cpu_s:
+                return (
+                    f"the template used more than {limits.template_cpu_s:g} s of CPU time in all "
+                    "(AUTOPARSER_TEMPLATE_CPU_S)"
+                )
+            return (
+                f"the template used more than {limits.cpu_s:g} s of CPU time in one render "
+                "(runaway template? AUTOPARSER_CPU_S)"
+            )
         if sig == signal.SIGKILL:
             return "the render was killed (out of memory?)"
         return f"the render worker died ({signal.Signals(sig).name})"

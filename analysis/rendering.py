@@ -100,13 +100,16 @@ class ChatTemplate:
         self._call({"op": "compile"})
 
     def _call(self, request: dict[str, Any]) -> Any:
-        if self.cpu_used > self.limits.template_cpu_s:
+        remaining = self.limits.template_cpu_s - self.cpu_used
+        if remaining <= 0.001:
             raise RenderLimitError(
                 f"the template used more than {self.limits.template_cpu_s:g} s of CPU time in all "
                 "(AUTOPARSER_TEMPLATE_CPU_S)",
                 self.name,
             )
-        request.update(key=self._key, name=self.name, limits=self.limits)
+        request.update(
+            key=self._key, name=self.name, limits=self.limits, cpu_s=min(self.limits.cpu_s, remaining)
+        )
         status, payload, stats = worker().request(request, self.source)
         if stats is not None:
             self.cpu_used += stats.cpu_s

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from analysis.errors import TemplateLoadError
+from analysis.userio import validate_tools
 
 
 class ReasoningFormat(str, enum.Enum):
@@ -73,9 +74,7 @@ class ChatRequest:
         messages = data.get("messages", [{"role": "user", "content": "Hello"}])
         if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
             raise TemplateLoadError("request: 'messages' must be a list of objects")
-        tools = data.get("tools")
-        if tools is not None and not isinstance(tools, list):
-            raise TemplateLoadError("request: 'tools' must be a list or null")
+        tools = validate_tools(data.get("tools"), "request")
         schema = data.get("json_schema")
         if schema is not None and not isinstance(schema, dict):
             raise TemplateLoadError("request: 'json_schema' must be an object or null")

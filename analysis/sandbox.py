@@ -51,9 +51,9 @@ class RenderLimits:
     cpu_s: float = 2.0
     #: CPU seconds all renders of one template may use together (one command, or
     #: one template inside ``check``).
-    template_cpu_s: float = 10.0
+    template_cpu_s: float = 3.0
     #: Memory the render worker may allocate beyond what it started with.
-    memory_mb: int = 512
+    memory_mb: int = 400
     #: Characters of template source accepted for compiling.
     max_template_chars: int = 256_000
     #: Nesting depth of the template's syntax tree (blocks, expressions, filters).

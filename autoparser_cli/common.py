@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import json
 import sys
 from pathlib import Path
 from typing import Any, Callable, TypeVar
@@ -12,7 +11,8 @@ import typer
 from rich.console import Console
 
 from analysis.builtin import demo_template_path
-from analysis.errors import TemplateLoadError
+from analysis.errors import InputError
+from analysis.userio import checked, loads
 from analysis.loading import read_json
 from peg.errors import AutoparserError
 
@@ -47,6 +47,15 @@ def handle_errors(func: F) -> F:
             raise fail("interrupted", 130) from None
         except BrokenPipeError:
             raise typer.Exit(0) from None
+        except RecursionError:
+            raise fail("input nests too deeply to process") from None
+        except MemoryError:
+            raise fail("out of memory") from None
+        except (typer.Exit, typer.Abort, typer.TyperException):
+            raise
+        except Exception as exc:  # a bug: still one line, never a traceback
+            detail = " ".join(str(exc).split())[:200]
+            raise fail(f"internal error ({type(exc).__name__}: {detail}); please report it") from None
 
     return wrapper  # type: ignore[return-value]
 
@@ -62,11 +71,13 @@ def parse_kwargs(pairs: list[str] | None) -> dict[str, Any]:
     for pair in pairs or []:
         key, sep, value = pair.partition("=")
         if not sep or not key:
-            raise TemplateLoadError(f"--kwarg {pair!r}: expected key=json")
+            raise InputError(f"--kwarg {pair!r}: expected key=json")
         try:
-            out[key] = json.loads(value)
-        except json.JSONDecodeError:
-            out[key] = value
+            out[key] = loads(value, f"--kwarg {key}")
+        except InputError:
+            if value.lstrip()[:1] in ("[", "{"):
+                raise  # meant as JSON, but broken or too deep
+            out[key] = checked(value, f"--kwarg {key}")  # not JSON: a string
     return out
 
 

@@ -22,6 +22,7 @@ from analysis.loading import load_template
 from analysis.mapper import Delta
 from analysis.request import ChatRequest
 from analysis.streaming import StreamParser
+from analysis.userio import decode_utf8, ensure_writable, validate_tools, write_atomic
 from analysis.rendering import FROZEN_CLOCK, ChatTemplate, RenderRequest
 from autoparser_cli import __version__
 from autoparser_cli.common import (
@@ -98,7 +99,7 @@ def render(
     Example: autoparser render model/tokenizer_config.json --messages chat.json
     """
     msgs = read_json_file(messages, "messages")
-    tool_list = read_json_file(tools, "tools")
+    tool_list = validate_tools(read_json_file(tools, "tools"), str(tools))
     if msgs is None:
         msgs = FULL_CONVERSATION
         if tool_list is None:
@@ -161,7 +162,7 @@ def analyze(
     """
     if tools is not None and no_tools:
         raise fail("give --tools or --no-tools, not both")
-    tool_list = read_json_file(tools, "tools")
+    tool_list = validate_tools(read_json_file(tools, "tools"), str(tools))
     if tool_list is not None and not isinstance(tool_list, list):
         raise fail("--tools must hold a JSON list of tools")
     loaded = load_template(source_or_default(source), variant, has_tools=not no_tools)
@@ -190,14 +191,15 @@ def analyze(
 
 def _read_output(output: Optional[str]) -> str:
     if output is None or output == "-":
-        return sys.stdin.read()
+        stdin = getattr(sys.stdin, "buffer", None)
+        return decode_utf8(stdin.read(), "stdin") if stdin is not None else sys.stdin.read()
     path = Path(output)
     try:
-        return path.read_text(encoding="utf-8")
+        return decode_utf8(path.read_bytes(), output)
     except FileNotFoundError:
         raise fail(f"{output}: no such file (give a file, or - for stdin)") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise fail(f"{output}: cannot read: {exc}") from None
+    except OSError as exc:
+        raise fail(f"{output}: cannot read ({exc.strerror})") from None
 
 
 def _request(request: Optional[Path], tools: Optional[Path], reasoning_format: Optional[str], enable_thinking: Optional[bool]) -> ChatRequest:
@@ -207,7 +209,7 @@ def _request(request: Optional[Path], tools: Optional[Path], reasoning_format: O
     if isinstance(data, dict):
         data = dict(data)
         if tools is not None:
-            data["tools"] = read_json_file(tools, "tools")
+            data["tools"] = validate_tools(read_json_file(tools, "tools"), str(tools))
         if reasoning_format is not None:
             data["reasoning_format"] = reasoning_format
         if enable_thinking is not None:
@@ -292,6 +294,10 @@ def check(
     """
     if update_lock and lock is None:
         raise fail("--update-lock needs --lock FILE")
+    if junit is not None:
+        ensure_writable(junit, "JUnit report")
+    if lock is not None and update_lock:
+        ensure_writable(lock, "lock file")
     report = CheckReport()
     roots = list(paths or ([] if cases is not None else [templates_dir()]))
     found = find_templates(roots) if roots else []
@@ -310,7 +316,7 @@ def check(
     if lock is not None:
         current = {c.name: lock_entry(c.analysis) for c in checks if c.analysis is not None}
         if update_lock:
-            lock.write_text(lock_text(current), encoding="utf-8")
+            write_atomic(lock, lock_text(current), "lock file")
         else:
             locked = read_lock(lock)
             for name in sorted(set(locked) | set(current)):
@@ -333,7 +339,7 @@ def check(
                     case_failures.append(failure)
                 advance()
     if junit is not None:
-        junit.write_text(report.to_junit(), encoding="utf-8")
+        write_atomic(junit, report.to_junit(), "JUnit report")
     if as_json:
         write_stdout(report.to_json())
     else:

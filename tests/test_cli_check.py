@@ -101,7 +101,7 @@ def test_cases_pass_and_fail_with_a_readable_diff(tmp_path: Path) -> None:
 def test_bad_case_files_name_the_line(tmp_path: Path) -> None:
     cases = tmp_path / "cases.jsonl"
     cases.write_text('{"template": "t.jinja", "request": {}, "output": "", "expected": {}}\n{oops\n')
-    assert ":2: not JSON" in assert_clean_error(run_cli("check", "--cases", str(cases)))
+    assert ":2: invalid JSON" in assert_clean_error(run_cli("check", "--cases", str(cases)))
     assert_clean_error(run_cli("check", "--cases", str(tmp_path / "missing.jsonl")))
     assert_clean_error(run_cli("check", str(tmp_path / "nothing-here")))
     assert_clean_error(run_cli("check", "--update-lock"))

@@ -135,6 +135,6 @@ def test_bad_messages_file_is_one_line_error(tmp_path: Path) -> None:
     messages = tmp_path / "m.json"
     messages.write_text("[{")
     err = assert_clean_error(run_cli("render", "--messages", str(messages)))
-    assert "m.json: invalid JSON in messages at line 1" in err
+    assert "m.json (messages): invalid JSON at line 1" in err
     err = assert_clean_error(run_cli("render", "--messages", str(tmp_path / "nope.json")))
     assert "nope.json: no such file" in err

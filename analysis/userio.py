@@ -1,0 +1,138 @@
+"""Reading user input and writing user output files safely.
+
+JSON from a user or a model repository is untrusted like a template: it may nest
+deeper than the interpreter's stack, hold lone surrogates (``"\\ud800"``, valid
+JSON but not valid Unicode, so it can be neither printed nor written as UTF-8),
+or give tools in shapes no template can use.  Every reader here turns those into
+one-line :class:`InputError` messages that name the input and the place.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from analysis.errors import InputError
+
+#: How deep JSON input may nest (real requests and configs stay under 20).
+MAX_JSON_DEPTH = 100
+
+
+def _first_problem(value: Any) -> str | None:
+    """Why ``value`` is unusable (too deep, a lone surrogate), or None.  Iterative,
+    so that no input can exhaust the stack."""
+    stack: list[tuple[Any, int, str]] = [(value, 0, "$")]
+    while stack:
+        item, depth, path = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            return f"nests deeper than {MAX_JSON_DEPTH} levels (at {path[:80]})"
+        if isinstance(item, str):
+            if not item.isascii():
+                try:
+                    item.encode("utf-8")
+                except UnicodeEncodeError as exc:
+                    return f"holds a lone surrogate U+{ord(item[exc.start]):04X} at {path[:80]}, not valid Unicode"
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                stack.append((key, depth + 1, path))
+                stack.append((child, depth + 1, f"{path}.{key}" if isinstance(key, str) else path))
+        elif isinstance(item, list):
+            stack.extend((child, depth + 1, f"{path}[{i}]") for i, child in enumerate(item))
+    return None
+
+
+def checked(value: Any, where: str) -> Any:
+    """``value`` unchanged if it nests within the limit and holds valid Unicode."""
+    problem = _first_problem(value)
+    if problem:
+        raise InputError(f"{where}: {problem}")
+    return value
+
+
+def loads(text: str, where: str) -> Any:
+    """Parse JSON text; errors name ``where`` and the line and column."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{where}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    except RecursionError:
+        raise InputError(f"{where}: JSON nests too deeply to read") from None
+    return checked(value, where)
+
+
+def read_text(path: Path) -> str:
+    """A UTF-8 text file; one-line errors for every way reading can fail."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a directory, expected a file") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror})") from None
+
+
+def decode_utf8(data: bytes, where: str) -> str:
+    """Bytes (stdin, a model output) as UTF-8 text, or a one-line error."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{where}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+def validate_tools(tools: Any, where: str) -> list[dict[str, Any]] | None:
+    """Tools in the OpenAI shape: a list of ``{"type": "function", "function":
+    {"name": ..., "parameters": {...}}}`` objects (``type`` may be left out).
+    None stays None; anything else is a one-line error naming the bad entry."""
+    if tools is None:
+        return None
+    if not isinstance(tools, list):
+        raise InputError(f"{where}: tools must be a JSON list, not {type(tools).__name__}")
+    for i, tool in enumerate(tools):
+        at = f"{where}: tool {i}"
+        if not isinstance(tool, dict):
+            raise InputError(f"{at} must be an object with a 'function', not {json.dumps(tool)[:40]}")
+        if tool.get("type", "function") != "function":
+            raise InputError(f"{at}: type must be 'function', not {tool.get('type')!r}")
+        function = tool.get("function")
+        if not isinstance(function, dict):
+            raise InputError(f"{at}: 'function' must be an object with a name")
+        name = function.get("name")
+        if not isinstance(name, str) or not name:
+            raise InputError(f"{at}: the function needs a non-empty string 'name'")
+        params = function.get("parameters")
+        if params is not None and not isinstance(params, dict):
+            raise InputError(f"{at} ({name}): 'parameters' must be a JSON schema object")
+    return tools
+
+
+def ensure_writable(path: Path, what: str) -> None:
+    """Fail early (before a long run) when ``path`` cannot be written."""
+    parent = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise InputError(f"{path}: is a directory, cannot write the {what} there")
+    if not parent.is_dir():
+        raise InputError(f"{path}: cannot write the {what}: folder {parent} does not exist")
+    if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise InputError(f"{path}: cannot write the {what}: permission denied")
+
+
+def write_atomic(path: Path, text: str, what: str) -> None:
+    """Write ``text`` to ``path`` whole or not at all (a temporary file renamed
+    into place), so a failure never leaves half a file."""
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent if str(path.parent) else ".")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                out.write(text)
+            os.replace(tmp, path)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except OSError as exc:
+        raise InputError(f"{path}: cannot write the {what} ({exc.strerror})") from None
