@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from analysis.errors import TemplateLoadError
+from analysis.errors import TemplateLoadError, TemplateRenderError
 from analysis.userio import loads, read_text
 from analysis.analyzer import analyze_template
 from analysis.generation import AutoParser
 from analysis.loading import load_template
-from analysis.rendering import FROZEN_CLOCK, ChatTemplate
+from analysis.rendering import FROZEN_CLOCK, ChatTemplate, RenderRequest
 from analysis.result import TemplateAnalysis
 from analysis.round_trip import RoundTrip, round_trips
 from peg.errors import AutoparserError
@@ -90,9 +90,18 @@ def check_template(path: Path, name: str, round_trip: bool = True) -> TemplateCh
     try:
         template = ChatTemplate(load_template(path), clock=FROZEN_CLOCK)
         analysis = analyze_template(template)
+        if analysis.degraded:
+            unrenderable = renders_nothing(template)
+            if unrenderable:
+                return TemplateCheck(path, name, "failed", unrenderable, analysis)
         trips = round_trips(AutoParser(template, analysis)) if round_trip else ()
     except AutoparserError as exc:
         return TemplateCheck(path, name, "failed", str(exc))
+    except RecursionError:
+        return TemplateCheck(path, name, "failed", "the template nests too deeply to analyse")
+    except Exception as exc:  # a bug must fail this template, not the whole run
+        detail = " ".join(str(exc).split())[:200]
+        return TemplateCheck(path, name, "failed", f"internal error ({type(exc).__name__}: {detail})")
     failed = [t for t in trips if t.status == "failed"]
     if failed:
         reason = "; ".join(f"round trip ({t.probe}): {t.detail}" for t in failed)
@@ -101,6 +110,33 @@ def check_template(path: Path, name: str, round_trip: bool = True) -> TemplateCh
         reason = "; ".join(f"{d.phase}: {d.comparison}: {d.reason}" for d in analysis.degraded)
         return TemplateCheck(path, name, "degraded", reason, analysis, trips)
     return TemplateCheck(path, name, "ok", "", analysis, trips)
+
+
+#: Conversations any chat template should render: a user turn, with a system
+#: turn, with typed (list) content; with and without the generation prompt.
+_BASIC_CONVERSATIONS: tuple[RenderRequest, ...] = tuple(
+    RenderRequest(messages, add_generation_prompt=prompt)
+    for messages in (
+        [{"role": "user", "content": "Hello"}],
+        [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hello"}],
+        [{"role": "user", "content": [{"type": "text", "text": "Hello"}]}],
+        [{"role": "user", "content": "Hello"}, {"role": "assistant", "content": "Hi"}],
+    )
+    for prompt in (True, False)
+)
+
+
+def renders_nothing(template: ChatTemplate) -> str:
+    """Why ``template`` renders none of a few basic conversations ("" when one
+    renders): a template that renders nothing is broken, not degraded."""
+    first_error = ""
+    for request in _BASIC_CONVERSATIONS:
+        try:
+            template.render(request)
+            return ""
+        except TemplateRenderError as exc:
+            first_error = first_error or str(exc)
+    return f"the template renders no conversation: {first_error}"
 
 
 # --- lock files -----------------------------------------------------------------------

@@ -155,7 +155,7 @@ def _load_folder(path: Path) -> TemplateSource:
 
 def _load_gguf(path: Path) -> TemplateSource:
     try:
-        from gguf import GGUFReader  # imported lazily: numpy is slow to import
+        from gguf import GGUFReader, GGUFValueType  # imported lazily: numpy is slow to import
     except ImportError:  # pragma: no cover - gguf is a declared dependency
         raise TemplateLoadError(f"{path}: reading GGUF needs the 'gguf' package") from None
     try:
@@ -167,10 +167,19 @@ def _load_gguf(path: Path) -> TemplateSource:
         f = reader.fields.get(key)
         if f is None:
             return None
+        if not f.types or f.types[0] != GGUFValueType.STRING or not f.data:
+            kind = f.types[0].name.lower() if f.types else "empty"
+            raise TemplateLoadError(f"{path}: GGUF metadata {key} is a {kind}, expected a string")
+        raw = bytes(f.parts[f.data[0]])
+        declared = int(f.parts[f.data[0] - 1][0])
+        if len(raw) != declared:
+            raise TemplateLoadError(
+                f"{path}: GGUF metadata {key} declares {declared} bytes but the file holds {len(raw)} (truncated or corrupt)"
+            )
         try:
-            return bytes(f.parts[f.data[0]]).decode("utf-8")
-        except Exception:
-            return None
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise TemplateLoadError(f"{path}: GGUF metadata {key} is not UTF-8 ({exc.reason} at byte {exc.start})") from None
 
     variants: dict[str, str] = {}
     main = field_str("tokenizer.chat_template")

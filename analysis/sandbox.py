@@ -390,9 +390,10 @@ def _one_line(exc: BaseException) -> str:
     return text if len(text) <= 300 else text[:297] + "..."
 
 
-#: A Python object's default repr carries its memory address; a template must
-#: not print one (it leaks the layout of the process and of this project).
-_ADDRESS_REPR = re.compile(r"<[^<>]{1,200} at 0x[0-9a-fA-F]{4,}>")
+#: A Python object's default repr carries its memory address, a class's repr its
+#: module path; a template must print neither (they leak the layout of the
+#: process and of this project).
+_ADDRESS_REPR = re.compile(r"<[^<>]{1,200} at 0x[0-9a-fA-F]{4,}>|<class '[\w.]+'>")
 
 
 def _check_output(text: str, name: str) -> None:
