@@ -23,6 +23,7 @@ Renders from several threads are serialised through one worker per process.
 
 from __future__ import annotations
 
+import atexit
 import os
 import pickle
 import resource
@@ -327,6 +328,8 @@ def _death_reason(status: int | None, request: dict[str, Any]) -> str:
 
 
 _WORKER = RenderWorker()
+# Collect the worker at exit (so its resource use is accounted to this process).
+atexit.register(_WORKER.close)
 
 
 def worker() -> RenderWorker:
