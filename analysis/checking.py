@@ -9,12 +9,17 @@ what changed.
 
 from __future__ import annotations
 
+import enum
 import json
-from dataclasses import dataclass
+import multiprocessing
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, Sequence
 
-from analysis.errors import TemplateLoadError, TemplateRenderError
+from analysis.errors import InputError, TemplateLoadError, TemplateRenderError
 from analysis.userio import loads, read_text
 from analysis.analyzer import analyze_template
 from analysis.generation import AutoParser
@@ -28,6 +33,10 @@ TEMPLATE_FILE_NAMES = ("tokenizer_config.json", "chat_template.json")
 _SEPARATE_FILES = ("chat_template.jinja", "chat_template.json")
 
 
+def _is_template_file(path: Path) -> bool:
+    return path.name.endswith((".jinja", ".gguf")) or path.name in TEMPLATE_FILE_NAMES
+
+
 def find_templates(paths: Iterable[Path]) -> list[Path]:
     """Every template under ``paths``: ``.jinja``, ``tokenizer_config.json``,
     ``chat_template.json`` and ``.gguf`` files, recursively, sorted.  In a model
@@ -37,14 +46,26 @@ def find_templates(paths: Iterable[Path]) -> list[Path]:
     for path in paths:
         if not path.exists():
             raise TemplateLoadError(f"{path}: no such file or folder")
+        if path.is_file() and not _is_template_file(path):
+            raise InputError(
+                f"{path}: not a template file (expected .jinja, .gguf, tokenizer_config.json or chat_template.json)"
+            )
         candidates = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]
         for candidate in candidates:
             name = candidate.name
-            if name.endswith((".jinja", ".gguf")) or name in TEMPLATE_FILE_NAMES:
+            if _is_template_file(candidate):
                 if name == "tokenizer_config.json" and any((candidate.parent / s).is_file() for s in _SEPARATE_FILES):
                     continue
                 found.add(candidate)
     return sorted(found)
+
+
+class CheckStatus(str, enum.Enum):
+    """A template's outcome in ``check``."""
+
+    OK = "ok"
+    DEGRADED = "degraded"  #: some analysis phases could not run (still a pass)
+    FAILED = "failed"
 
 
 @dataclass(frozen=True)
@@ -53,24 +74,39 @@ class TemplateCheck:
 
     path: Path
     name: str
-    status: str
+    status: CheckStatus
     reason: str = ""
     analysis: TemplateAnalysis | None = None
     round_trips: tuple[RoundTrip, ...] = ()
+    #: Wall-clock seconds the check took.
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        """Per-template results for ``--json``: status, reason, degraded phases, probes, time."""
+        return {
+            "template": self.name,
+            "path": str(self.path),
+            "status": self.status.value,
+            "reason": self.reason,
+            "degraded": sorted({d.phase for d in self.analysis.degraded}) if self.analysis else [],
+            "specialized": (self.analysis.specialized or "") if self.analysis else "",
+            "round_trips": [{"probe": t.probe, "status": t.status, "detail": t.detail} for t in self.round_trips],
+            "seconds": round(self.seconds, 3),
+        }
 
     @property
     def summary(self) -> str:
         """A short status: the degraded phases, or the failure's first words."""
-        if self.status == "degraded" and self.analysis is not None:
+        if self.status == CheckStatus.DEGRADED and self.analysis is not None:
             return "degraded: " + ", ".join(sorted({d.phase for d in self.analysis.degraded}))
-        if self.status == "failed":
+        if self.status == CheckStatus.FAILED:
             return "failed: " + (self.reason if len(self.reason) <= 90 else self.reason[:87] + "...")
-        return self.status
+        return self.status.value
 
     @property
     def passed(self) -> bool:
         """Degraded analyses pass (they are reported); failures do not."""
-        return self.status != "failed"
+        return self.status != CheckStatus.FAILED
 
 
 def display_name(path: Path, roots: Iterable[Path]) -> str:
@@ -84,32 +120,100 @@ def display_name(path: Path, roots: Iterable[Path]) -> str:
     return path.as_posix()
 
 
+def unique_names(paths: Sequence[Path], roots: Sequence[Path]) -> dict[Path, str]:
+    """A name per template, unique across every root: relative to its root
+    when that is unique (``GLM-4.6.jinja``), else relative to the roots' common
+    folder (``a/GLM-4.6.jinja`` and ``b/GLM-4.6.jinja``).  Lock entries and
+    reports are keyed by these names."""
+    names = {path: display_name(path, roots) for path in paths}
+    if len(set(names.values())) == len(names):
+        return names
+    resolved = {path: path.resolve() for path in paths}
+    common = Path(os.path.commonpath([str(r.parent) for r in resolved.values()]))
+    return {path: resolved[path].relative_to(common).as_posix() for path in paths}
+
+
+def shard(paths: Sequence[Path], spec: str) -> list[Path]:
+    """The ``I/N`` share of ``paths`` (1-based ``I``): every N-th template from
+    the I-th, so a CI matrix of N jobs checks each template exactly once."""
+    index_text, _, count_text = spec.partition("/")
+    try:
+        index, count = int(index_text), int(count_text)
+    except ValueError:
+        index = count = 0
+    if not (count >= 1 and 1 <= index <= count):
+        raise InputError(f"--shard {spec!r}: expected I/N with 1 <= I <= N (for example 2/4)")
+    return [p for i, p in enumerate(sorted(paths)) if i % count == index - 1]
+
+
+def _check_one(item: tuple[Path, str, bool]) -> TemplateCheck:
+    return check_template(*item)
+
+
+def check_templates(
+    named: Sequence[tuple[Path, str]],
+    round_trip: bool = True,
+    jobs: int = 1,
+    progress: Callable[[], None] | None = None,
+) -> list[TemplateCheck]:
+    """``check_template`` over many templates, in ``jobs`` processes (each with
+    its own render worker); results in the order given."""
+    items = [(path, name, round_trip) for path, name in named]
+    if jobs <= 1 or len(items) <= 1:
+        results = []
+        for item in items:
+            results.append(_check_one(item))
+            if progress:
+                progress()
+        return results
+    context = multiprocessing.get_context("fork")
+    out: dict[int, TemplateCheck] = {}
+    with ProcessPoolExecutor(max_workers=min(jobs, len(items)), mp_context=context) as pool:
+        futures = {pool.submit(_check_one, item): i for i, item in enumerate(items)}
+        for future in as_completed(futures):
+            i = futures[future]
+            try:
+                out[i] = future.result()
+            except Exception as exc:  # a job process that died: that template fails
+                path, name, _ = items[i]
+                out[i] = TemplateCheck(path, name, CheckStatus.FAILED, f"the check process died ({type(exc).__name__})")
+            if progress:
+                progress()
+    return [out[i] for i in range(len(items))]
+
+
 def check_template(path: Path, name: str, round_trip: bool = True) -> TemplateCheck:
     """Load and analyse one template, then (unless ``round_trip`` is off) check
     that its own renderings parse back: a probe that does not fails the template."""
+    start = time.monotonic()
+    result = _check_template(path, name, round_trip)
+    return replace(result, seconds=time.monotonic() - start)
+
+
+def _check_template(path: Path, name: str, round_trip: bool) -> TemplateCheck:
     try:
         template = ChatTemplate(load_template(path), clock=FROZEN_CLOCK)
         analysis = analyze_template(template)
         if analysis.degraded:
             unrenderable = renders_nothing(template)
             if unrenderable:
-                return TemplateCheck(path, name, "failed", unrenderable, analysis)
+                return TemplateCheck(path, name, CheckStatus.FAILED, unrenderable, analysis)
         trips = round_trips(AutoParser(template, analysis)) if round_trip else ()
     except AutoparserError as exc:
-        return TemplateCheck(path, name, "failed", str(exc))
+        return TemplateCheck(path, name, CheckStatus.FAILED, str(exc))
     except RecursionError:
-        return TemplateCheck(path, name, "failed", "the template nests too deeply to analyse")
+        return TemplateCheck(path, name, CheckStatus.FAILED, "the template nests too deeply to analyse")
     except Exception as exc:  # a bug must fail this template, not the whole run
         detail = " ".join(str(exc).split())[:200]
-        return TemplateCheck(path, name, "failed", f"internal error ({type(exc).__name__}: {detail})")
+        return TemplateCheck(path, name, CheckStatus.FAILED, f"internal error ({type(exc).__name__}: {detail})")
     failed = [t for t in trips if t.status == "failed"]
     if failed:
         reason = "; ".join(f"round trip ({t.probe}): {t.detail}" for t in failed)
-        return TemplateCheck(path, name, "failed", reason, analysis, trips)
+        return TemplateCheck(path, name, CheckStatus.FAILED, reason, analysis, trips)
     if analysis.degraded:
         reason = "; ".join(f"{d.phase}: {d.comparison}: {d.reason}" for d in analysis.degraded)
-        return TemplateCheck(path, name, "degraded", reason, analysis, trips)
-    return TemplateCheck(path, name, "ok", "", analysis, trips)
+        return TemplateCheck(path, name, CheckStatus.DEGRADED, reason, analysis, trips)
+    return TemplateCheck(path, name, CheckStatus.OK, "", analysis, trips)
 
 
 #: Conversations any chat template should render: a user turn, with a system
@@ -190,3 +294,12 @@ def read_lock(path: Path) -> dict[str, Any]:
 def lock_text(entries: dict[str, Any]) -> str:
     """Stable lock file text: sorted keys, two-space indent, one trailing newline."""
     return json.dumps({"version": 1, "templates": entries}, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def read_known_failures(path: Path) -> dict[str, str]:
+    """``--known-failures``: a JSON object mapping a case id or template name to
+    the reason it is expected to fail."""
+    data = loads(read_text(path), f"{path} (known failures)")
+    if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
+        raise InputError(f"{path}: known failures must be a JSON object {{\"id or template\": \"reason\"}}")
+    return data

@@ -272,8 +272,10 @@ def generation_renderables(generated: "Generated") -> list[object]:
     ]
 
 
-def check_table(checks: "list[TemplateCheck]") -> Table:
-    """One row per template: reasoning, content, tool format and key markers, status."""
+def check_table(checks: "list[TemplateCheck]", drifted: "set[str] | frozenset[str]" = frozenset()) -> Table:
+    """One row per template: reasoning, content, tool format and key markers,
+    status (``drifted`` names differ from the lock file); full reasons are in
+    :func:`check_details`."""
     table = Table(title=Text("Templates"), title_justify="left")
     for column in ("template", "reasoning", "content", "tools", "round trip", "status"):
         table.add_column(column, overflow="fold")
@@ -293,9 +295,40 @@ def check_table(checks: "list[TemplateCheck]") -> Table:
         for marker in (fmt.section_start or fmt.per_call_start, a.tools.function.name_prefix, a.tools.arguments.name_prefix):
             if marker:
                 tools.append("  ").append_text(visible(marker))
-        style = {"ok": "green", "degraded": "yellow"}.get(check.status, "red")
-        table.add_row(Text(check.name), reasoning, content, tools, round_trip_text(check.round_trips), Text(check.summary, style=style))
+        style = {"ok": "green", "degraded": "yellow"}.get(check.status.value, "red")
+        status = Text(check.status.value, style=style)
+        if check.name in drifted:
+            status = Text(f"{check.status.value}, drifted", style="red")
+        table.add_row(Text(check.name), reasoning, content, tools, round_trip_text(check.round_trips), status)
     return table
+
+
+def check_details(
+    checks: "list[TemplateCheck]", drifted: "dict[str, list[str]]", known: "dict[str, str]"
+) -> list[Text]:
+    """Everything the table has no room for, in full: failure and degraded
+    reasons, skipped probes and why, and lock-file drift."""
+    out: list[Text] = []
+    for check in checks:
+        lines: list[tuple[str, str]] = []
+        if check.status.value == "failed":
+            note = f" (known failure: {known[check.name]})" if check.name in known else ""
+            lines.append((f"failed{note}: {check.reason}", "yellow" if note else "red"))
+        elif check.status.value == "degraded":
+            lines.append((f"degraded: {check.reason}", "yellow"))
+        for trip in check.round_trips:
+            if trip.status == "skipped":
+                lines.append((f"round trip {trip.probe} skipped: {trip.detail}", "dim"))
+        for line in drifted.get(check.name, []):
+            lines.append((f"drifted: {line}", "red"))
+        if lines:
+            out.append(Text(check.name, style="bold"))
+            out.extend(Text("  " + text, style=style) for text, style in lines)
+    for name, lines in drifted.items():
+        if name not in {c.name for c in checks}:
+            out.append(Text(name, style="bold"))
+            out.extend(Text(f"  drifted: {line}", style="red") for line in lines)
+    return out
 
 
 def round_trip_text(trips: "tuple[RoundTrip, ...]") -> Text:

@@ -7,6 +7,8 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from typing import Any
 
+from analysis.checking import CheckStatus, TemplateCheck
+
 
 @dataclass
 class CheckReport:
@@ -14,36 +16,91 @@ class CheckReport:
 
     templates: int = 0
     cases: int = 0
+    #: id or template name -> why it is expected to fail (``--known-failures``)
+    known_failures: dict[str, str] = field(default_factory=dict)
     #: (kind, name, check, reason) with kind "template" or "case"
     failures: list[tuple[str, str, str, str]] = field(default_factory=list)
     #: every test run: (kind, name)
     tests: list[tuple[str, str]] = field(default_factory=list)
+    #: per-template results, by name
+    results: dict[str, TemplateCheck] = field(default_factory=dict)
+
+    def add_test(self, kind: str, name: str) -> None:
+        """Count one test (once)."""
+        if (kind, name) not in self.tests:
+            self.tests.append((kind, name))
+
+    def add_template(self, result: TemplateCheck) -> None:
+        """Record one template's result (its test, status, probes and time)."""
+        self.add_test("template", result.name)
+        self.results[result.name] = result
+
+    def fail(self, kind: str, name: str, check: str, reason: str) -> None:
+        """Record a failure of one test."""
+        self.failures.append((kind, name, check, reason))
+
+    def _failed_names(self) -> set[tuple[str, str]]:
+        return {(kind, name) for kind, name, _, _ in self.failures}
 
     @property
     def failed(self) -> int:
-        return len({(kind, name) for kind, name, _, _ in self.failures})
+        """Tests that failed and are not listed as known failures."""
+        return len({(k, n) for k, n in self._failed_names() if n not in self.known_failures})
+
+    @property
+    def known(self) -> int:
+        """Tests that failed as listed in ``--known-failures``."""
+        return len({(k, n) for k, n in self._failed_names() if n in self.known_failures})
+
+    @property
+    def fixed(self) -> list[str]:
+        """Listed known failures that were run and passed."""
+        failed = {n for _, n in self._failed_names()}
+        return sorted(n for _, n in self.tests if n in self.known_failures and n not in failed)
 
     @property
     def passed(self) -> int:
-        return len(self.tests) - self.failed
+        return len(self.tests) - self.failed - self.known
+
+    @property
+    def degraded(self) -> int:
+        return sum(r.status == CheckStatus.DEGRADED for r in self.results.values())
+
+    def summary_line(self) -> str:
+        """``N templates, M cases: P passed (D degraded), F failed, K known failures, X fixed``."""
+        text = f"{self.templates} templates, {self.cases} cases: {self.passed} passed"
+        if self.degraded:
+            text += f" ({self.degraded} degraded)"
+        text += f", {self.failed} failed"
+        if self.known_failures:
+            text += f", {self.known} known failures, {len(self.fixed)} fixed"
+        return text
 
     def to_json(self) -> str:
-        """The summary object of ``--json``."""
+        """The summary object of ``--json``, with every template's result."""
         failures: list[dict[str, Any]] = []
         for kind, name, check, reason in self.failures:
             key = "id" if kind == "case" else "template"
-            failures.append({key: name, "check": check, "reason": reason})
+            entry = {key: name, "check": check, "reason": reason}
+            if name in self.known_failures:
+                entry["known"] = self.known_failures[name]
+            failures.append(entry)
         data = {
             "templates": self.templates,
             "cases": self.cases,
             "passed": self.passed,
             "failed": self.failed,
+            "degraded": self.degraded,
+            "known_failures": self.known,
+            "fixed": self.fixed,
             "failures": failures,
+            "results": [r.to_json() for r in self.results.values()],
         }
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
     def to_junit(self) -> str:
-        """JUnit XML: a ``templates`` and a ``cases`` suite, one test case each."""
+        """JUnit XML: a ``templates`` and a ``cases`` suite, one test case each,
+        with times, skipped probes and degraded phases as system-out."""
         suites = ET.Element("testsuites", name="autoparser check", tests=str(len(self.tests)), failures=str(self.failed))
         by_test: dict[tuple[str, str], list[tuple[str, str]]] = {}
         for kind, name, check, reason in self.failures:
@@ -52,11 +109,30 @@ class CheckReport:
             tests = [name for k, name in self.tests if k == kind]
             if not tests:
                 continue
-            failed = sum(1 for name in tests if (kind, name) in by_test)
-            suite = ET.SubElement(suites, "testsuite", name=f"{kind}s", tests=str(len(tests)), failures=str(failed))
+            failed = sum(1 for name in tests if (kind, name) in by_test and name not in self.known_failures)
+            skipped = sum(1 for name in tests if (kind, name) in by_test and name in self.known_failures)
+            total_time = sum(self.results[n].seconds for n in tests if kind == "template" and n in self.results)
+            suite = ET.SubElement(
+                suites, "testsuite", name=f"{kind}s", tests=str(len(tests)), failures=str(failed),
+                skipped=str(skipped), time=f"{total_time:.3f}",
+            )
             for name in tests:
-                case = ET.SubElement(suite, "testcase", classname=f"autoparser.{kind}s", name=name)
-                for check, reason in by_test.get((kind, name), []):
-                    failure = ET.SubElement(case, "failure", message=f"{check}: {reason.splitlines()[0] if reason else ''}", type=check)
-                    failure.text = reason
+                result = self.results.get(name) if kind == "template" else None
+                attrs = {"classname": f"autoparser.{kind}s", "name": name}
+                if result is not None:
+                    attrs["time"] = f"{result.seconds:.3f}"
+                case = ET.SubElement(suite, "testcase", attrs)
+                problems = by_test.get((kind, name), [])
+                if problems and name in self.known_failures:
+                    ET.SubElement(case, "skipped", message=f"known failure: {self.known_failures[name]}")
+                else:
+                    for check, reason in problems:
+                        failure = ET.SubElement(case, "failure", message=f"{check}: {reason.splitlines()[0] if reason else ''}", type=check)
+                        failure.text = reason
+                if result is not None:
+                    out = [f"status: {result.status.value}"]
+                    if result.status == CheckStatus.DEGRADED and result.reason:
+                        out.append(f"degraded: {result.reason}")
+                    out += [f"round trip {t.probe}: {t.status}" + (f" ({t.detail})" if t.detail and t.status != "ok" else "") for t in result.round_trips]
+                    ET.SubElement(case, "system-out").text = "\n".join(out)
         return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"

@@ -35,7 +35,7 @@ def test_check_table_statuses_and_exit_code(zoo: Path) -> None:
     for text in ("coder.jinja", "TAG_WITH_TAGGED", "degraded: content", "failed:"):
         assert text in out, text
     assert "notes.txt" not in out
-    assert "4 templates, 0 cases: 3 passed, 1 failed" in out
+    assert "4 templates, 0 cases: 3 passed (1 degraded), 1 failed" in out
 
 
 def test_check_json_and_junit(zoo: Path, tmp_path: Path) -> None:
