@@ -156,8 +156,10 @@ def _load_folder(path: Path) -> TemplateSource:
 def _load_gguf(path: Path) -> TemplateSource:
     try:
         from gguf import GGUFReader, GGUFValueType  # imported lazily: numpy is slow to import
-    except ImportError:  # pragma: no cover - gguf is a declared dependency
-        raise TemplateLoadError(f"{path}: reading GGUF needs the 'gguf' package") from None
+    except ImportError:  # gguf is an optional extra
+        raise TemplateLoadError(
+            f"{path}: reading GGUF needs the 'gguf' package (pip install 'autoparser[gguf]')"
+        ) from None
     try:
         reader = GGUFReader(str(path), "r")
     except Exception as exc:  # gguf raises ValueError/struct.error/etc. on junk

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.cli_helpers import run_cli
+from tests.cli_helpers import assert_clean_error, run_cli
 
 
 def test_version() -> None:
@@ -65,3 +65,26 @@ def test_caps_json() -> None:
     assert result.exit_code == 0
     flags = json.loads(result.stdout)
     assert len(flags) == 8 and flags["supports_tool_calls"] is True and flags["supports_typed_content"] is False
+
+
+def test_short_help_option() -> None:
+    for args in (["-h"], ["check", "-h"], ["parse", "-h"]):
+        result = run_cli(*args)
+        assert result.exit_code == 0 and "Usage: autoparser" in result.stdout, args
+
+
+def test_gguf_without_the_optional_package(tmp_path, monkeypatch) -> None:
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_gguf(name, *args, **kwargs):
+        if name == "gguf":
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_gguf)
+    path = tmp_path / "m.gguf"
+    path.write_bytes(b"GGUF")
+    err = assert_clean_error(run_cli("render", str(path)))
+    assert "pip install 'autoparser[gguf]'" in err

@@ -13,6 +13,7 @@ from __future__ import annotations
 import collections
 import json
 import random
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -33,22 +34,13 @@ CASES = (
 OURS = [c for c in CASES if c["template"] not in SPECIALIZED]
 DEDICATED = [c for c in CASES if c["template"] in SPECIALIZED]
 
-#: case id -> (check that fails, cause).  Each is a deliberate difference.
+#: case id -> (check that fails, cause).  Each is a deliberate difference; the
+#: list lives in tests/shared-known-failures.json (``check --known-failures``
+#: reads the same file), as {"id": "check: cause"}.
 KNOWN_FAILURES: dict[str, tuple[str, str]] = {
-    "NVIDIA-Nemotron-Nano-v2#01": (
-        "parse",
-        "reasoning_format none keeps the generation prompt's opened <think> in content (as the reference does "
-        "for Qwen3.5-4B#02); the reference drops it here only because its reasoning start marker ('<think>\\n\\n') "
-        "does not occur in the generation prompt",
-    ),
-    **{
-        case_id: (
-            "parse",
-            "a Python string's escapes are decoded (code=\"def hello():\\n …\" holds a newline, as ast.literal_eval "
-            "reads it); the reference keeps the backslash and the n as written",
-        )
-        for case_id in ("LFM2-8B-A1B#10", "LFM2.5-Instruct#10", "LFM2.5-8B-A1B#10")
-    },
+    key: tuple(reason.split(": ", 1))  # type: ignore[misc]
+    for key, reason in json.loads((Path(__file__).parent / "shared-known-failures.json").read_text()).items()
+    if "#" in key  # case ids (the file also lists the broken template)
 }
 
 
