@@ -14,6 +14,7 @@ import json
 import multiprocessing
 import os
 import time
+import warnings
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -168,7 +169,8 @@ def check_templates(
         return results
     context = multiprocessing.get_context("fork")
     out: dict[int, TemplateCheck] = {}
-    with ProcessPoolExecutor(max_workers=min(jobs, len(items)), mp_context=context) as pool:
+    with warnings.catch_warnings(), ProcessPoolExecutor(max_workers=min(jobs, len(items)), mp_context=context) as pool:
+        warnings.simplefilter("ignore", DeprecationWarning)  # fork beside the progress thread (3.12+)
         futures = {pool.submit(_check_one, item): i for i, item in enumerate(items)}
         for future in as_completed(futures):
             i = futures[future]

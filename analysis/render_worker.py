@@ -32,6 +32,7 @@ import signal
 import struct
 import threading
 import time
+import warnings
 from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime
@@ -226,7 +227,11 @@ class RenderWorker:
     def _start(self, memory_mb: int) -> None:
         request_r, request_w = os.pipe()
         reply_r, reply_w = os.pipe()
-        pid = os.fork()
+        with warnings.catch_warnings():
+            # Python 3.12+ warns about fork() beside other threads; the child
+            # runs only this module's loop, which takes no lock they may hold.
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pid = os.fork()
         if pid == 0:  # pragma: no cover - the child
             code = 0
             try:
