@@ -324,10 +324,11 @@ def check_details(
         if lines:
             out.append(Text(check.name, style="bold"))
             out.extend(Text("  " + text, style=style) for text, style in lines)
-    for name, lines in drifted.items():
-        if name not in {c.name for c in checks}:
+    checked = {c.name for c in checks}
+    for name, drift in drifted.items():
+        if name not in checked:
             out.append(Text(name, style="bold"))
-            out.extend(Text(f"  drifted: {line}", style="red") for line in lines)
+            out.extend(Text(f"  drifted: {line}", style="red") for line in drift)
     return out
 
 
