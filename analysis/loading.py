@@ -2,11 +2,13 @@
 
 A ``SOURCE`` may be a ``.jinja`` file, a Hugging Face ``tokenizer_config.json``,
 a ``chat_template.json`` / ``chat_template.jinja``, a model folder holding any of
-them, or a ``.gguf`` file (metadata only).
+them, a ``.gguf`` file (metadata only), or a Hugging Face Hub repository id
+(``Qwen/Qwen3-8B``, ``Qwen/Qwen3-8B@main``) when no such local path exists.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -215,10 +217,50 @@ def _load_gguf(path: Path) -> TemplateSource:
     )
 
 
+#: ``org/name`` or ``org/name@revision``: a model repository on the Hugging Face Hub.
+HUB_REPO = re.compile(r"^(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+)(?:@(?P<revision>[\w./-]+))?$")
+
+#: The files of a model repository that can hold its chat template.
+HUB_FILES = ("chat_template.jinja", "chat_template.json", "tokenizer_config.json", "additional_chat_templates/*.jinja")
+
+
+def load_hub(
+    repo_id: str, revision: str | None = None, cache_dir: Path | None = None, local_files_only: bool = False
+) -> TemplateSource:
+    """The chat templates of a Hugging Face Hub model repository, through
+    ``huggingface_hub`` (its cache, ``HF_HUB_OFFLINE``, ``HF_TOKEN`` or the
+    stored login): only the template files are fetched, never weights."""
+    origin = f"{repo_id}@{revision}" if revision else repo_id
+    try:
+        from huggingface_hub import snapshot_download
+    except ImportError:
+        raise TemplateLoadError(
+            f"{origin}: reading from the Hugging Face Hub needs the 'huggingface_hub' package "
+            "(pip install 'autoparser[hub]'), or give a local path"
+        ) from None
+    try:
+        folder = snapshot_download(
+            repo_id,
+            revision=revision,
+            cache_dir=cache_dir,
+            local_files_only=local_files_only,
+            allow_patterns=list(HUB_FILES),
+        )
+    except Exception as exc:  # offline and not cached, no such repo or revision, gated, network
+        detail = " ".join(str(exc).split())[:200] or type(exc).__name__
+        raise TemplateLoadError(f"{origin}: cannot read it from the Hugging Face Hub ({detail})") from None
+    source = _load_folder(Path(str(folder)))
+    return TemplateSource(origin=origin, variants=source.variants, bos_token=source.bos_token, eos_token=source.eos_token)
+
+
 def load_source(source: str | Path) -> TemplateSource:
-    """Read every template variant from ``source`` (see module docstring)."""
+    """Read every template variant from ``source`` (see module docstring): a
+    local path, or else a Hub repository id (``org/name[@revision]``)."""
     path = Path(source)
     if not path.exists():
+        hub = HUB_REPO.match(str(source))
+        if hub:
+            return load_hub(hub["repo"], hub["revision"])
         raise TemplateLoadError(f"{path}: no such file or folder")
     if path.is_dir():
         return _load_folder(path)
