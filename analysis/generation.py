@@ -51,6 +51,8 @@ class ParseOutcome:
     ok: bool
     warning: str = ""
     need_more: bool = False
+    #: Where in the output parsing stopped, when it failed.
+    stopped_at: int | None = None
 
 
 @dataclass(frozen=True)
@@ -85,7 +87,7 @@ class Generated:
         output becomes content and the warning says where and what was expected."""
         result = self.parse_text(output, partial)
         if result.status is Status.FAILURE:
-            return ParseOutcome(Message(content=output), False, self.failure_message(result))
+            return ParseOutcome(Message(content=output), False, self.failure_message(result), stopped_at=self._stop(result))
         message = map_result(result, self.keeps_reasoning_in_content)
         strict = self.built.strict
         trigger = self.built.trigger
@@ -93,8 +95,11 @@ class Generated:
             # the tool-call marker is there but no call parsed: keep the text, say why
             failed = parse(strict, self.generation_prompt + output)
             if failed.status is Status.FAILURE:
-                return ParseOutcome(message, False, self.failure_message(failed))
+                return ParseOutcome(message, False, self.failure_message(failed), stopped_at=self._stop(failed))
         return ParseOutcome(message, True, need_more=result.status is Status.NEED_MORE)
+
+    def _stop(self, result: ParseResult) -> int:
+        return max(result.furthest - len(self.generation_prompt), 0)
 
     def failure_message(self, result: ParseResult) -> str:
         """The parse failure, with positions in the model output (not counting the prompt)."""

@@ -27,6 +27,11 @@ def fail(message: str, code: int = 2) -> typer.Exit:
     return typer.Exit(code)
 
 
+def note(message: str, label: str = "note") -> None:
+    """Print a one-line ``note:`` or ``hint:`` to stderr."""
+    err_console.print(f"[bold yellow]{label}:[/] {escape_text(message)}", soft_wrap=True)
+
+
 def escape_text(text: str) -> str:
     """Escape Rich markup in template or model text (``[INST]`` must print as is)."""
     from rich.markup import escape

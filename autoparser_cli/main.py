@@ -30,6 +30,7 @@ from analysis.checking import (
 )
 from analysis.conformance import CaseRunner, load_cases
 from analysis.generation import AutoParser, auto_parser
+from analysis.hints import parse_hints
 from analysis.loading import load_template
 from analysis.mapper import Delta
 from analysis.request import ChatRequest
@@ -38,7 +39,10 @@ from analysis.userio import decode_utf8, ensure_writable, validate_tools, write_
 from analysis.rendering import FROZEN_CLOCK, ChatTemplate, RenderRequest
 from autoparser_cli import __version__
 from autoparser_cli.common import (
+    err_console,
+    escape_text,
     fail,
+    note,
     handle_errors,
     parse_kwargs,
     read_json_file,
@@ -216,7 +220,13 @@ def _read_output(output: Optional[str]) -> str:
         raise fail(f"{output}: cannot read ({exc.strerror})") from None
 
 
-def _request(request: Optional[Path], tools: Optional[Path], reasoning_format: Optional[str], enable_thinking: Optional[bool]) -> ChatRequest:
+def _request(
+    request: Optional[Path],
+    tools: Optional[Path],
+    reasoning_format: Optional[str],
+    enable_thinking: Optional[bool],
+    parallel_tool_calls: Optional[bool] = None,
+) -> ChatRequest:
     if request is not None and tools is not None:
         raise fail("give --request or --tools, not both")
     data = read_json_file(request, "request") if request is not None else {"messages": [{"role": "user", "content": "Hello"}]}
@@ -228,6 +238,8 @@ def _request(request: Optional[Path], tools: Optional[Path], reasoning_format: O
             data["reasoning_format"] = reasoning_format
         if enable_thinking is not None:
             data["enable_thinking"] = enable_thinking
+        if parallel_tool_calls is not None:
+            data["parallel_tool_calls"] = parallel_tool_calls
     return ChatRequest.from_json(data)
 
 
@@ -245,6 +257,9 @@ def parse(
         None, "--enable-thinking/--no-enable-thinking", help="enable_thinking (default: the request's, else on)."
     ),
     partial: bool = typer.Option(False, "--partial", help="The output is cut short: parse what is there."),
+    parallel_tool_calls: Optional[bool] = typer.Option(
+        None, "--parallel-tool-calls/--no-parallel-tool-calls", help="Allow several tool calls (default: the request's, else off)."
+    ),
     stream: bool = typer.Option(False, "--stream", help="Feed the output in chunks and print each delta."),
     chunk: int = typer.Option(4, "--chunk", min=1, help="Chunk size in characters for --stream."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON (a message; with --stream, one delta per line)."),
@@ -256,10 +271,13 @@ def parse(
     Exit status: 0 parsed, 1 the output does not fit the format (the message
     then holds everything as content), 2 bad input.
     """
-    chat_request = _request(request, tools, reasoning_format, enable_thinking)
+    chat_request = _request(request, tools, reasoning_format, enable_thinking, parallel_tool_calls)
     text = _read_output(output)
+    if template is None:
+        note("no --template given: parsing with the built-in demo template")
     loaded = load_template(source_or_default(template), variant, has_tools=chat_request.has_tools)
-    generated = auto_parser(loaded).generate(chat_request)
+    parser = auto_parser(loaded)
+    generated = parser.generate(chat_request)
     if stream:
         parser = StreamParser(generated)
         for i in range(0, len(text), chunk):
@@ -278,8 +296,13 @@ def parse(
     else:
         for panel in message_panels(outcome.message):
             console.print(panel)
+    hints = parse_hints(parser, generated, text, outcome, partial)
     if not outcome.ok:
-        raise fail(outcome.warning, 1)
+        err_console.print(f"[bold red]error:[/] {escape_text(outcome.warning)}", soft_wrap=True)
+    for hint in hints:
+        note(hint, "hint")
+    if not outcome.ok:
+        raise typer.Exit(1)
 
 
 def _print_delta(delta: Delta, as_json: bool) -> None:

@@ -83,3 +83,48 @@ def test_parse_bad_inputs(tmp_path: Path, files: dict[str, Path]) -> None:
     assert_clean_error(run_cli("parse", "--template", str(TAGGED), "--request", str(bad), "-", input="x"))
     assert_clean_error(run_cli("parse", "--template", str(TAGGED), "--reasoning-format", "weird", "-", input="x"))
     assert_clean_error(run_cli("parse", "--template", str(TAGGED), "--request", str(files["request"]), "--tools", str(files["tools"]), "-", input="x"))
+
+
+CALL = "<tool_call>\n<function=get_weather>\n<parameter=city>\n{city}\n</parameter>\n</function>\n</tool_call>"
+
+
+def test_hint_second_call_without_parallel_tool_calls(files: dict[str, Path], tmp_path: Path) -> None:
+    out = tmp_path / "two.txt"
+    out.write_text(CALL.format(city="Paris") + "\n" + CALL.format(city="Rome"))
+    result = run_cli("parse", "--template", str(TAGGED), "--tools", str(files["tools"]), str(out), "--json")
+    assert result.exit_code == 1
+    assert "hint: a second tool call was found but parallel_tool_calls is off" in result.stderr
+    assert json.loads(result.stdout)["content"] == out.read_text()  # nothing lost
+    result = run_cli("parse", "--template", str(TAGGED), "--tools", str(files["tools"]), str(out), "--json", "--parallel-tool-calls")
+    assert result.exit_code == 0 and "hint" not in result.stderr
+    calls = json.loads(result.stdout)["tool_calls"]
+    assert [json.loads(c["function"]["arguments"])["city"] for c in calls] == ["Paris", "Rome"]
+
+
+def test_hint_output_cut_short(files: dict[str, Path], tmp_path: Path) -> None:
+    out = tmp_path / "cut.txt"
+    out.write_text(CALL.format(city="Paris")[:55])
+    result = run_cli("parse", "--template", str(TAGGED), "--tools", str(files["tools"]), str(out))
+    assert result.exit_code == 1
+    assert "hint: the output ends early (cut off at max_tokens?): try --partial" in result.stderr
+    assert run_cli("parse", "--template", str(TAGGED), "--tools", str(files["tools"]), str(out), "--partial").exit_code == 0
+
+
+def test_hint_call_marker_without_tools(tmp_path: Path) -> None:
+    out = tmp_path / "call.txt"
+    out.write_text(CALL.format(city="Paris"))
+    result = run_cli("parse", "--template", str(TAGGED), str(out), "--json")
+    assert "hint: the output holds the template's tool-call marker '<tool_call>' but the request has no tools" in result.stderr
+
+
+def test_no_hint_when_all_is_well(files: dict[str, Path]) -> None:
+    result = run_cli("parse", "--template", str(TAGGED), "--tools", str(files["tools"]), str(files["out"]), "--json")
+    assert result.exit_code == 0 and result.stderr == ""
+
+
+def test_note_when_the_demo_template_is_used(tmp_path: Path) -> None:
+    out = tmp_path / "o.txt"
+    out.write_text("hello")
+    result = run_cli("parse", str(out), "--json")
+    assert result.exit_code == 0
+    assert result.stderr.strip() == "note: no --template given: parsing with the built-in demo template"
