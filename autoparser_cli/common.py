@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 
 from analysis.builtin import demo_template_path
+from autoparser_cli.textsafe import terminal_safe
 from analysis.errors import InputError
 from analysis.userio import checked, loads
 from analysis.loading import read_json
@@ -23,13 +24,13 @@ err_console = Console(stderr=True, highlight=False)
 
 def fail(message: str, code: int = 2) -> typer.Exit:
     """Print a one-line error to stderr and return the Exit to raise."""
-    err_console.print(f"[bold red]error:[/] {escape_text(message)}", soft_wrap=True)
+    err_console.print(f"[bold red]error:[/] {escape_text(terminal_safe(message))}", soft_wrap=True)
     return typer.Exit(code)
 
 
 def note(message: str, label: str = "note") -> None:
     """Print a one-line ``note:`` or ``hint:`` to stderr."""
-    err_console.print(f"[bold yellow]{label}:[/] {escape_text(message)}", soft_wrap=True)
+    err_console.print(f"[bold yellow]{label}:[/] {escape_text(terminal_safe(message))}", soft_wrap=True)
 
 
 def escape_text(text: str) -> str:

@@ -7,13 +7,15 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 from rich.text import Text
 
+from autoparser_cli.textsafe import terminal_safe
+
 if TYPE_CHECKING:
     from rich.panel import Panel
     from rich.tree import Tree
 
     from analysis.checking import TemplateCheck
     from analysis.round_trip import RoundTrip
-    from analysis.generation import Generated
+    from analysis.generation import Generated, Trigger
     from analysis.mapper import Delta, Message
     from analysis.probes import Comparison
     from analysis.result import TemplateAnalysis
@@ -23,11 +25,12 @@ from analysis.caps import Capabilities
 
 
 def visible(marker: str) -> Text:
-    """A marker shown with its whitespace visible, never as Rich markup."""
+    """A marker between quotes (so leading and trailing spaces show), with its
+    newlines and tabs visible, never as Rich markup, never cut."""
     if marker == "":
         return Text("—", style="dim")
-    shown = marker.replace("\n", "↵").replace("\t", "⇥")
-    return Text(shown, style="cyan")
+    shown = terminal_safe(marker).replace("\n", "↵").replace("\t", "⇥")
+    return Text(f'"{shown}"', style="cyan")
 
 
 def caps_table(name: str, caps: Capabilities) -> Table:
@@ -44,7 +47,7 @@ def _node_label(node: "Parser") -> Text:
     from peg.combinators import Repetition, Rule, Schema, Tag
 
     if not node.children():
-        return Text(node.dump().replace("\n", "↵"), style="green")
+        return Text(terminal_safe(node.dump()).replace("\n", "↵"), style="green")
     if isinstance(node, Tag):
         return Text(f"Tag({node.name})", style="bold magenta")
     if isinstance(node, Rule):
@@ -192,11 +195,14 @@ def comparison_text(comparison: "Comparison", keep: int = 160) -> Text:
     right only (green), common suffix (dim); whitespace made visible."""
 
     def show(s: str) -> str:
-        return s.replace("\n", "↵\n")
+        return terminal_safe(s).replace("\n", "↵\n")
 
     d = comparison.diff
     out = Text()
     out.append(f"── {comparison.name}  (shape: {comparison.shape})\n", style="bold")
+    if not d.left and not d.right:
+        out.append("no difference: the two renders are the same\n", style="yellow")
+        return out
     out.append(show(_clip(d.prefix, keep, True)), style="dim")
     out.append("[-", style="bold red")
     out.append(show(d.left), style="red")
@@ -218,33 +224,130 @@ def message_panels(message: "Message") -> list["Panel"]:
 
     panels = []
     if message.reasoning_content:
-        panels.append(Panel(Text(message.reasoning_content), title="reasoning", title_align="left", border_style="magenta"))
-    panels.append(Panel(Text(message.content) if message.content else Text("(empty)", style="dim"), title="content", title_align="left"))
+        panels.append(Panel(Text(terminal_safe(message.reasoning_content)), title="reasoning", title_align="left", border_style="magenta"))
+    panels.append(Panel(Text(terminal_safe(message.content)) if message.content else Text("(empty)", style="dim"), title="content", title_align="left"))
     for i, call in enumerate(message.tool_calls):
         try:
             args = json.dumps(json.loads(call.arguments), indent=2, ensure_ascii=False)
         except ValueError:
             args = call.arguments
         title = f"tool call {i}: {call.name}" + (f"  (id {call.id})" if call.id else "")
-        panels.append(Panel(Text(args), title=Text(title), title_align="left", border_style="cyan"))
+        panels.append(Panel(Text(terminal_safe(args)), title=Text(terminal_safe(title)), title_align="left", border_style="cyan"))
     return panels
+
+
+#: What each grammar trigger kind means (llama.cpp's common_grammar_trigger types).
+TRIGGER_KINDS = {1: "word", 2: "pattern", 3: "full pattern"}
+TRIGGER_LEGEND = (
+    "trigger kinds: word = the grammar starts at this text; pattern = at the first match of this regex; "
+    "full pattern = when the whole output matches this regex"
+)
+
+
+def trigger_text(triggers: "tuple[Trigger, ...]") -> Text:
+    """Triggers as ``kind "value"`` (the legend is :data:`TRIGGER_LEGEND`)."""
+    if not triggers:
+        return Text("—", style="dim")
+    out = Text()
+    for i, t in enumerate(triggers):
+        if i:
+            out.append("  ")
+        out.append(f"{TRIGGER_KINDS.get(t.type, str(t.type))} ", style="bold")
+        out.append_text(visible(t.value))
+    return out
+
+
+def _delta_key(delta: "Delta") -> tuple[object, ...]:
+    """Deltas with the same key grow the same field and may be shown as one."""
+    if delta.tool_index is None:
+        return ("content",) if delta.content is not None else ("reasoning",)
+    if delta.tool_name is not None or delta.tool_id is not None:
+        return ("header", id(delta))  # a call's name or id: always its own line
+    return ("arguments", delta.tool_index)
+
+
+def merge_deltas(deltas: "list[Delta]") -> "list[Delta]":
+    """Adjacent deltas that grow the same field, joined (for display: printing
+    every 4-character delta as its own line is slow and hard to read)."""
+    from itertools import groupby
+
+    out = []
+    for key, group in groupby(deltas, key=_delta_key):
+        items = list(group)
+        if len(items) == 1 or key[0] == "header":
+            out.extend(items)
+        elif key[0] == "content":
+            out.append(items[0]._replace(content="".join(d.content or "" for d in items)))
+        elif key[0] == "reasoning":
+            out.append(items[0]._replace(reasoning_content="".join(d.reasoning_content or "" for d in items)))
+        else:
+            out.append(items[0]._replace(arguments="".join(d.arguments or "" for d in items)))
+    return out
 
 
 def delta_text(delta: "Delta") -> Text:
     """One stream delta as a line: which field grows, and the piece (whitespace visible)."""
-    shown = lambda s: s.replace("\n", "↵")  # noqa: E731
+    shown = lambda s: terminal_safe(s).replace("\n", "↵")  # noqa: E731
     if delta.tool_index is None:
         field = "content" if delta.content is not None else "reasoning"
         return Text.assemble((f"{field:>9} ", "bold"), (shown(delta.content or delta.reasoning_content or ""), ""))
     head = f"tool[{delta.tool_index}] "
     parts: list[tuple[str, str]] = [(head, "bold cyan")]
     if delta.tool_name is not None:
-        parts.append((f"name={delta.tool_name} ", "cyan"))
+        parts.append((f"name={shown(delta.tool_name)} ", "cyan"))
     if delta.tool_id is not None:
-        parts.append((f"id={delta.tool_id} ", "cyan"))
+        parts.append((f"id={shown(delta.tool_id)} ", "cyan"))
     if delta.arguments:
         parts.append((shown(delta.arguments), ""))
     return Text.assemble(*parts)
+
+
+def _joined(markers: "tuple[str, ...] | list[str]") -> Text:
+    out = Text()
+    for i, m in enumerate(markers):
+        if i:
+            out.append(" ")
+        out.append_text(visible(m))
+    return out if markers else Text("—", style="dim")
+
+
+def _pair(start: str, end: str) -> Text:
+    out = Text()
+    if start or end:
+        out.append(" ").append_text(visible(start)).append(" … ").append_text(visible(end))
+    return out
+
+
+def analysis_summary(analysis: "TemplateAnalysis", generated: "Generated") -> Table:
+    """The analysis in a few lines that fit 80 columns: each mode with its key
+    markers, and how the grammar starts.  Folds, never cuts."""
+    a, fmt = analysis, analysis.tools.format
+    table = Table(title=Text(f"Summary of {terminal_safe(a.template)}"), show_header=False, title_justify="left", box=None, padding=(0, 1))
+    table.add_column("what", style="bold", no_wrap=True)
+    table.add_column("found", overflow="fold")
+    table.add_row("reasoning", Text(a.reasoning.mode.value).append_text(_pair(a.reasoning.start, a.reasoning.end)))
+    table.add_row("content", Text(a.content.mode.value).append_text(_pair(a.content.start, a.content.end)))
+    tools = Text(fmt.mode.value)
+    if fmt.section_start or fmt.section_end:
+        tools.append(" section").append_text(_pair(fmt.section_start, fmt.section_end))
+    if fmt.per_call_start or fmt.per_call_end:
+        tools.append(" call").append_text(_pair(fmt.per_call_start, fmt.per_call_end))
+    fn = a.tools.function
+    if fn.name_prefix or fn.name_suffix:
+        tools.append(" name").append_text(_pair(fn.name_prefix, fn.name_suffix))
+    args = a.tools.arguments
+    if args.name_prefix or args.value_suffix:
+        tools.append(" argument").append_text(_pair(args.name_prefix, args.value_suffix))
+    table.add_row("tools", tools)
+    if a.specialized:
+        table.add_row("handler", Text(a.specialized))
+    grammar = Text("none" if not generated.grammar else ("lazy, from " if generated.grammar_lazy else "always on"))
+    if generated.grammar and generated.grammar_lazy:
+        grammar.append_text(trigger_text(generated.triggers))
+    table.add_row("grammar", grammar)
+    if a.degraded:
+        table.add_row("degraded", Text(", ".join(sorted({d.phase for d in a.degraded})), style="yellow"))
+    return table
 
 
 def generation_renderables(generated: "Generated") -> list[object]:
@@ -260,13 +363,14 @@ def generation_renderables(generated: "Generated") -> list[object]:
             ("boilerplate literal", g.built.boilerplate),
             ("outcome", g.prefill),
             ("grammar_lazy", g.grammar_lazy),
-            ("triggers", Text("  ".join(f"{t.type}:{t.value}" for t in g.triggers) or "—")),
-            ("preserved_tokens", Text("  ".join(t.replace("\n", "↵") for t in g.preserved_tokens) or "—")),
+            ("triggers", trigger_text(g.triggers)),
+            ("preserved_tokens", _joined(g.preserved_tokens)),
         ],
     )
-    grammar = Text(g.grammar) if g.grammar else Text(g.grammar_error or "(no grammar: nothing to constrain)", style="dim")
+    grammar = Text(terminal_safe(g.grammar)) if g.grammar else Text(g.grammar_error or "(no grammar: nothing to constrain)", style="dim")
     return [
         table,
+        *([Text(TRIGGER_LEGEND, style="dim")] if g.triggers else []),
         parser_tree(g.built.parser, "PEG parser (over generation prompt + output)"),
         Panel(grammar, title="GBNF grammar" + (" (lazy)" if g.grammar_lazy else ""), title_align="left"),
     ]
@@ -282,7 +386,7 @@ def check_table(checks: "list[TemplateCheck]", drifted: "set[str] | frozenset[st
     for check in checks:
         a = check.analysis
         if a is None:
-            table.add_row(Text(check.name), "", "", "", "", Text(check.summary, style="red"))
+            table.add_row(Text(terminal_safe(check.name)), "", "", "", "", Text(terminal_safe(check.summary), style="red"))
             continue
         reasoning = Text(a.reasoning.mode.value)
         if a.reasoning.mode.value != "NONE":
@@ -299,7 +403,7 @@ def check_table(checks: "list[TemplateCheck]", drifted: "set[str] | frozenset[st
         status = Text(check.status.value, style=style)
         if check.name in drifted:
             status = Text(f"{check.status.value}, drifted", style="red")
-        table.add_row(Text(check.name), reasoning, content, tools, round_trip_text(check.round_trips), status)
+        table.add_row(Text(terminal_safe(check.name)), reasoning, content, tools, round_trip_text(check.round_trips), status)
     return table
 
 
@@ -322,13 +426,13 @@ def check_details(
         for line in drifted.get(check.name, []):
             lines.append((f"drifted: {line}", "red"))
         if lines:
-            out.append(Text(check.name, style="bold"))
-            out.extend(Text("  " + text, style=style) for text, style in lines)
+            out.append(Text(terminal_safe(check.name), style="bold"))
+            out.extend(Text("  " + terminal_safe(text), style=style) for text, style in lines)
     checked = {c.name for c in checks}
     for name, drift in drifted.items():
         if name not in checked:
             out.append(Text(name, style="bold"))
-            out.extend(Text(f"  drifted: {line}", style="red") for line in drift)
+            out.extend(Text(f"  drifted: {terminal_safe(line)}", style="red") for line in drift)
     return out
 
 

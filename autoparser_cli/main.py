@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import List, Optional
 
@@ -50,17 +51,20 @@ from autoparser_cli.common import (
     write_stdout,
 )
 from autoparser_cli.formatting import (
+    analysis_summary,
     analysis_tables,
     caps_table,
     check_details,
     check_table,
     comparison_text,
     delta_text,
+    merge_deltas,
     generation_renderables,
     message_panels,
     progress_bar,
 )
 from autoparser_cli.reports import CheckReport
+from autoparser_cli.textsafe import terminal_safe
 
 app = typer.Typer(
     name="autoparser",
@@ -198,6 +202,7 @@ def analyze(
         data["generated"] = generated.to_json()
         write_stdout(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
         return
+    console.print(analysis_summary(result, generated))
     for table in analysis_tables(result):
         console.print(table)
     for renderable in generation_renderables(generated):
@@ -279,16 +284,16 @@ def parse(
     parser = auto_parser(loaded)
     generated = parser.generate(chat_request)
     if stream:
-        parser = StreamParser(generated)
+        shown = _DeltaPrinter(as_json)
+        streamer = StreamParser(generated)
         for i in range(0, len(text), chunk):
-            for delta in parser.feed(text[i : i + chunk]):
-                _print_delta(delta, as_json)
+            shown.add(streamer.feed(text[i : i + chunk]))
         if partial:
             outcome = generated.parse(text, partial=True)
         else:
-            final_deltas, outcome = parser.finish()
-            for delta in final_deltas:
-                _print_delta(delta, as_json)
+            final_deltas, outcome = streamer.finish()
+            shown.add(final_deltas)
+        shown.flush()
     else:
         outcome = generated.parse(text, partial=partial)
     if as_json:
@@ -298,18 +303,37 @@ def parse(
             console.print(panel)
     hints = parse_hints(parser, generated, text, outcome, partial)
     if not outcome.ok:
-        err_console.print(f"[bold red]error:[/] {escape_text(outcome.warning)}", soft_wrap=True)
+        err_console.print(f"[bold red]error:[/] {escape_text(terminal_safe(outcome.warning))}", soft_wrap=True)
     for hint in hints:
         note(hint, "hint")
     if not outcome.ok:
         raise typer.Exit(1)
 
 
-def _print_delta(delta: Delta, as_json: bool) -> None:
-    if as_json:
-        write_stdout(json.dumps({"delta": delta.to_json()}, ensure_ascii=False) + "\n")
-    else:
-        console.print(delta_text(delta))
+class _DeltaPrinter:
+    """Prints stream deltas: each as a JSON line, or in Rich mode batched (the
+    deltas of the last tenth of a second, adjacent ones of the same field joined)."""
+
+    def __init__(self, as_json: bool, interval_s: float = 0.1):
+        self.as_json = as_json
+        self.interval_s = interval_s
+        self.pending: list[Delta] = []
+        self.last = time.monotonic()
+
+    def add(self, deltas: "list[Delta] | tuple[Delta, ...]") -> None:
+        if self.as_json:
+            for delta in deltas:
+                write_stdout(json.dumps({"delta": delta.to_json()}, ensure_ascii=False) + "\n")
+            return
+        self.pending.extend(deltas)
+        if self.pending and time.monotonic() - self.last >= self.interval_s:
+            self.flush()
+
+    def flush(self) -> None:
+        for delta in merge_deltas(self.pending):
+            console.print(delta_text(delta))
+        self.pending = []
+        self.last = time.monotonic()
 
 
 @app.command()

@@ -66,8 +66,28 @@ def test_analyze_bad_inputs(tmp_path: Path) -> None:
 def test_analyze_shows_the_generated_parser_and_grammar() -> None:
     result = run_cli("analyze", str(PROJECT_TEMPLATES / "tests" / "tagged_xml.jinja"))
     assert result.exit_code == 0, result.stderr
-    for text in ("Generated for the request", "PEG parser", "Tag(tool-name)", "GBNF grammar (lazy)", "1:<tool_call>", "root ::="):
+    for text in ("Generated for the request", "PEG parser", "Tag(tool-name)", "GBNF grammar (lazy)", 'word "<tool_call>"', "root ::="):
         assert text in result.stdout, text
+    assert "trigger kinds: word = " in result.stdout  # the legend
+
+
+def test_analyze_summary_fits_80_columns_and_quotes_markers() -> None:
+    result = run_cli("analyze", str(PROJECT_TEMPLATES / "tests" / "tagged_xml.jinja"), width=80)
+    assert result.exit_code == 0, result.stderr
+    summary = result.stdout.split("Capabilities")[0]
+    assert summary.lstrip().startswith("Summary of tagged_xml.jinja")
+    assert all(len(line.rstrip()) <= 80 for line in summary.splitlines())
+    for text in ('TAG_BASED "<think>↵" … "↵</think>↵↵"', 'call "<tool_call>↵" … "</tool_call>"', 'lazy, from word "<tool_call>"'):
+        assert text in summary.replace("\n            ", " "), text
+
+
+def test_diffs_say_no_difference(tmp_path: Path) -> None:
+    template = tmp_path / "plain.jinja"
+    template.write_text("{% for m in messages %}{{ m.content }}{% endfor %}")
+    result = run_cli("analyze", str(template), "--diffs", "--no-tools")
+    assert result.exit_code == 0, result.stderr
+    assert "no difference: the two renders are the same" in result.stdout
+    assert "[--]{++}" not in result.stdout
 
 
 def test_analyze_json_carries_the_generation(tmp_path: Path) -> None:

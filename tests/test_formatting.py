@@ -29,5 +29,54 @@ def test_parser_tree_shows_recursive_rule_once() -> None:
 
 
 def test_visible_marker() -> None:
-    assert render(visible("</think>\n")).strip() == "</think>↵"
-    assert render(visible("[INST]")).strip() == "[INST]"
+    assert render(visible("</think>\n")).strip() == '"</think>↵"'
+    assert render(visible("[INST]")).strip() == '"[INST]"'
+    assert render(visible(" to=functions.")).strip() == '" to=functions."'  # leading space shows
+
+
+def test_control_characters_never_reach_the_terminal() -> None:
+    from analysis.mapper import Delta, Message, ToolCall
+    from autoparser_cli.formatting import delta_text, message_panels
+    from autoparser_cli.textsafe import terminal_safe
+
+    hostile = "a\x1b[31mred\x1b]0;title\x07b\rc\x9bd\tkeep\nline"
+    assert terminal_safe(hostile) == "a\\x1b[31mred\\x1b]0;title\\x07b\\x0dc\\x9bd\tkeep\nline"
+    message = Message(content=hostile, reasoning_content=hostile, tool_calls=[ToolCall(name="f\x1b", arguments='{"x": "\\u001b"}')])
+    outputs = [render(panel) for panel in message_panels(message)]
+    outputs.append(render(delta_text(Delta(content=hostile))))
+    outputs.append(render(visible(hostile)))
+    for out in outputs:
+        assert not any(ch in out for ch in "\x1b\x07\r\x9b"), repr(out)
+
+
+def test_merge_deltas_joins_runs_of_one_field_only() -> None:
+    from analysis.mapper import Delta
+    from autoparser_cli.formatting import merge_deltas
+
+    deltas = [
+        Delta(reasoning_content="a"), Delta(reasoning_content="b"),
+        Delta(content="c"), Delta(content="d"),
+        Delta(tool_index=0, tool_name="f"), Delta(tool_index=0, arguments="{"), Delta(tool_index=0, arguments="}"),
+        Delta(tool_index=1, tool_name="g"), Delta(tool_index=1, arguments="{}"),
+        Delta(content="e"),
+    ]
+    assert merge_deltas(deltas) == [
+        Delta(reasoning_content="ab"), Delta(content="cd"),
+        Delta(tool_index=0, tool_name="f"), Delta(tool_index=0, arguments="{}"),
+        Delta(tool_index=1, tool_name="g"), Delta(tool_index=1, arguments="{}"),
+        Delta(content="e"),
+    ]
+
+
+def test_rich_stream_prints_batched_deltas_that_add_up(tmp_path) -> None:
+    from tests.cli_helpers import run_cli
+    from tests.conftest import PROJECT_TEMPLATES
+
+    body = "word " * 2000
+    out = tmp_path / "o.txt"
+    out.write_text(body)
+    result = run_cli("parse", "--template", str(PROJECT_TEMPLATES / "tests" / "tagged_xml.jinja"), "--stream", "--chunk", "1", str(out), width=100000)
+    assert result.exit_code == 0
+    lines = [line for line in result.stdout.splitlines() if line.startswith("  content ")]
+    assert "".join(line[len("  content "):] for line in lines).rstrip() == body.rstrip()
+    assert len(lines) < 100  # batched: far fewer lines than the 10,000 deltas
