@@ -8,7 +8,7 @@ probe whose render raises counts as "not supported".
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Callable
 
 from analysis.errors import RenderLimitError, TemplateRenderError
 from analysis.rendering import ChatTemplate, RenderRequest
@@ -210,10 +210,15 @@ def adapt_messages(messages: list[dict[str, Any]], caps: Capabilities) -> list[d
     return out
 
 
-def render_adapted(template: ChatTemplate, request: RenderRequest, caps: Capabilities | None = None) -> str:
+def render_adapted(
+    template: ChatTemplate,
+    request: RenderRequest,
+    caps: Capabilities | None = None,
+    on_adapt: Callable[[str], None] | None = None,
+) -> str:
     """Render ``request``; if the template rejects it, adapt the conversation to the
     template's capabilities (:func:`adapt_messages`; detected unless ``caps`` is
-    given) and render once more."""
+    given) and render once more, telling ``on_adapt`` the template's own error."""
     try:
         return template.render(request)
     except RenderLimitError:
@@ -223,6 +228,8 @@ def render_adapted(template: ChatTemplate, request: RenderRequest, caps: Capabil
         adapted = adapt_messages([dict(m) for m in request.messages], caps)
         if adapted == list(request.messages):
             raise first_error from None
+        if on_adapt is not None:
+            on_adapt(first_error.detail if first_error.line is None else f"line {first_error.line}: {first_error.detail}")
         return template.render(
             RenderRequest(
                 adapted, request.tools, request.add_generation_prompt, request.enable_thinking, request.extra

@@ -42,3 +42,31 @@ FULL_CONVERSATION: list[dict[str, Any]] = [
     {"role": "tool", "tool_call_id": "call_0001", "name": "get_weather", "content": "{\"temperature\": 21}"},
     {"role": "user", "content": "Thanks!"},
 ]
+
+
+_ASK: dict[str, Any] = {"role": "user", "content": "What is the weather in Paris?"}
+_CALL: dict[str, Any] = {
+    "id": "call_0001",
+    "type": "function",
+    "function": {"name": "get_weather", "arguments": {"city": "Paris"}},
+}
+_REASONING = "The user wants the weather in Paris; the tool can tell."
+
+#: One-exchange conversations, one per kind of assistant turn (as llama.cpp's
+#: template debugger offers): how the template writes each kind.
+SCENARIOS: dict[str, list[dict[str, Any]]] = {
+    "content_only": [_ASK, {"role": "assistant", "content": "It is sunny in Paris."}],
+    "reasoning_content": [
+        _ASK,
+        {"role": "assistant", "reasoning_content": _REASONING, "content": "It is sunny in Paris."},
+    ],
+    "tool_call_only": [_ASK, {"role": "assistant", "content": "", "tool_calls": [_CALL]}],
+    "content_tool_call": [
+        _ASK,
+        {"role": "assistant", "content": "Let me check the weather.", "tool_calls": [_CALL]},
+    ],
+    "reasoning_tool_call": [
+        _ASK,
+        {"role": "assistant", "reasoning_content": _REASONING, "content": "", "tool_calls": [_CALL]},
+    ],
+}

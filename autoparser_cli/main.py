@@ -15,7 +15,7 @@ from rich.text import Text
 
 from analysis.analyzer import analyze_template
 from analysis.caps import detect_capabilities, render_adapted
-from analysis.fixtures import FULL_CONVERSATION, WEATHER_TOOL
+from analysis.fixtures import FULL_CONVERSATION, SCENARIOS, WEATHER_TOOL
 from analysis.builtin import templates_dir
 from analysis.checking import (
     CheckStatus,
@@ -79,11 +79,12 @@ console = Console(highlight=False)
 
 SourceArg = typer.Argument(
     None,
+    metavar="SOURCE",
     help="Template: .jinja, tokenizer_config.json, chat_template.json, model folder or .gguf "
     "(default: the built-in demo template).",
     show_default=False,
 )
-VariantOpt = typer.Option(None, "--variant", help="Named template variant (default, tool_use, ...).")
+VariantOpt = typer.Option(None, "--variant", metavar="NAME", help="Named template variant (default, tool_use, ...).")
 
 
 def _version(value: bool) -> None:
@@ -105,43 +106,66 @@ def main(
 @handle_errors
 def render(
     source: Optional[Path] = SourceArg,
-    messages: Optional[Path] = typer.Option(None, "--messages", help="JSON file: list of messages."),
-    tools: Optional[Path] = typer.Option(None, "--tools", help="JSON file: list of tools."),
+    messages: Optional[Path] = typer.Option(None, "--messages", metavar="FILE", help="JSON file: list of messages."),
+    tools: Optional[Path] = typer.Option(None, "--tools", metavar="FILE", help="JSON file: list of tools."),
     add_generation_prompt: bool = typer.Option(
         True, "--add-generation-prompt/--no-add-generation-prompt", help="Append the assistant prompt."
     ),
     enable_thinking: Optional[bool] = typer.Option(
         None, "--enable-thinking/--no-enable-thinking", help="Pass enable_thinking to the template."
     ),
-    kwarg: Optional[List[str]] = typer.Option(None, "--kwarg", help="Extra variable key=json (repeatable)."),
+    kwarg: Optional[List[str]] = typer.Option(None, "--kwarg", metavar="KEY=JSON", help="Extra variable key=json (repeatable)."),
+    scenario: Optional[str] = typer.Option(
+        None,
+        "--scenario", metavar="NAME",
+        help="A built-in one-exchange conversation: " + " | ".join([*SCENARIOS, "all"]) + " (instead of --messages).",
+    ),
     variant: Optional[str] = VariantOpt,
 ) -> None:
     """Render a template with a conversation and print the prompt exactly.
 
-    Example: autoparser render model/tokenizer_config.json --messages chat.json
+    Without --messages or --scenario: a built-in conversation with a tool call.
+    When the template rejects the conversation, it is adapted to the template's
+    capabilities (system turn merged into the first user turn, ...) and rendered
+    again; stderr says so, with the template's own error.
+
+    Example: autoparser render model/tokenizer_config.json --scenario all
     """
+    if scenario is not None and messages is not None:
+        raise fail("give --messages or --scenario, not both")
+    if scenario is not None and scenario != "all" and scenario not in SCENARIOS:
+        raise fail(f"--scenario {scenario!r}: expected one of {', '.join([*SCENARIOS, 'all'])}")
     msgs = read_json_file(messages, "messages")
     tool_list = validate_tools(read_json_file(tools, "tools"), str(tools))
+    if msgs is None and tool_list is None:
+        tool_list = [WEATHER_TOOL]
     if msgs is None:
         msgs = FULL_CONVERSATION
-        if tool_list is None:
-            tool_list = [WEATHER_TOOL]
     if not isinstance(msgs, list):
         raise fail("--messages must hold a JSON list of messages")
     loaded = load_template(source_or_default(source), variant, has_tools=bool(tool_list))
     template = ChatTemplate(loaded)
-    write_stdout(
-        render_adapted(
+    names = list(SCENARIOS) if scenario == "all" else [scenario] if scenario else [None]
+    texts = []
+    for name in names:
+        conversation = SCENARIOS[name] if name else msgs
+        label = f"scenario {name}: " if name else ""
+        text = render_adapted(
             template,
             RenderRequest(
-                messages=msgs,
+                messages=conversation,
                 tools=tool_list,
                 add_generation_prompt=add_generation_prompt,
                 enable_thinking=enable_thinking,
                 extra=parse_kwargs(kwarg),
             ),
+            on_adapt=lambda error, label=label: note(
+                f"{label}the template rejected the conversation ({error}); rendered it adapted "
+                "to the template's capabilities"
+            ),
         )
-    )
+        texts.append(f"── {name} ──\n{text}\n" if scenario == "all" else text)
+    write_stdout("".join(texts))
 
 
 @app.command()
@@ -168,7 +192,7 @@ def caps(
 def analyze(
     source: Optional[Path] = SourceArg,
     as_json: bool = typer.Option(False, "--json", help="Print the analysis as JSON (nothing else on stdout)."),
-    tools: Optional[Path] = typer.Option(None, "--tools", help="JSON file: the request's tools."),
+    tools: Optional[Path] = typer.Option(None, "--tools", metavar="FILE", help="JSON file: the request's tools."),
     no_tools: bool = typer.Option(False, "--no-tools", help="Analyse for a request without tools."),
     enable_thinking: bool = typer.Option(
         True, "--enable-thinking/--no-enable-thinking", help="enable_thinking for the generation prompt."
@@ -251,12 +275,12 @@ def _request(
 @app.command()
 @handle_errors
 def parse(
-    output: Optional[str] = typer.Argument(None, help="File with the model output, or - for stdin (default: stdin)."),
-    template: Optional[Path] = typer.Option(None, "--template", help="Template SOURCE (default: the built-in demo)."),
-    request: Optional[Path] = typer.Option(None, "--request", help="JSON file: the request (messages, tools, options)."),
-    tools: Optional[Path] = typer.Option(None, "--tools", help="JSON file: list of tools (with a default one-message request)."),
+    output: Optional[str] = typer.Argument(None, metavar="OUTPUT", help="File with the model output, or - for stdin (default: stdin)."),
+    template: Optional[Path] = typer.Option(None, "--template", metavar="SOURCE", help="Template SOURCE (default: the built-in demo)."),
+    request: Optional[Path] = typer.Option(None, "--request", metavar="FILE", help="JSON file: the request (messages, tools, options)."),
+    tools: Optional[Path] = typer.Option(None, "--tools", metavar="FILE", help="JSON file: list of tools (with a default one-message request)."),
     reasoning_format: Optional[str] = typer.Option(
-        None, "--reasoning-format", help="none | auto | deepseek | deepseek-legacy (default: the request's, else auto)."
+        None, "--reasoning-format", metavar="FORMAT", help="none | auto | deepseek | deepseek-legacy (default: the request's, else auto)."
     ),
     enable_thinking: Optional[bool] = typer.Option(
         None, "--enable-thinking/--no-enable-thinking", help="enable_thinking (default: the request's, else on)."
@@ -266,13 +290,14 @@ def parse(
         None, "--parallel-tool-calls/--no-parallel-tool-calls", help="Allow several tool calls (default: the request's, else off)."
     ),
     stream: bool = typer.Option(False, "--stream", help="Feed the output in chunks and print each delta."),
-    chunk: int = typer.Option(4, "--chunk", min=1, help="Chunk size in characters for --stream."),
+    chunk: int = typer.Option(4, "--chunk", metavar="N", min=1, help="Chunk size in characters for --stream."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON (a message; with --stream, one delta per line)."),
     variant: Optional[str] = VariantOpt,
 ) -> None:
     """Parse raw model output into a message {content, reasoning_content, tool_calls}.
 
     Example: autoparser parse --template Qwen3-Coder.jinja --tools tools.json out.txt
+
     Exit status: 0 parsed, 1 the output does not fit the format (the message
     then holds everything as content), 2 bad input.
     """
@@ -339,25 +364,26 @@ class _DeltaPrinter:
 @app.command()
 @handle_errors
 def check(
-    paths: Optional[List[Path]] = typer.Argument(None, help="Template files or folders (default: the project's templates/)."),
-    lock: Optional[Path] = typer.Option(None, "--lock", help="Lock file: fail on any change from the recorded analyses."),
+    paths: Optional[List[Path]] = typer.Argument(None, metavar="PATHS", help="Template files or folders (default: the project's templates/)."),
+    lock: Optional[Path] = typer.Option(None, "--lock", metavar="FILE", help="Lock file: fail on any change from the recorded analyses."),
     update_lock: bool = typer.Option(False, "--update-lock", help="Write or refresh the --lock file."),
-    cases: Optional[Path] = typer.Option(None, "--cases", help="JSONL file of expected-parse cases to run."),
-    templates: Optional[Path] = typer.Option(None, "--templates", help="Folder the cases' templates are in (default: the case file's)."),
-    case_ids: Optional[List[str]] = typer.Option(None, "--case", help="Run only the case with this id (repeatable)."),
-    pattern: Optional[str] = typer.Option(None, "-k", help="Run only cases and templates whose id or name contains PATTERN."),
+    cases: Optional[Path] = typer.Option(None, "--cases", metavar="FILE", help="JSONL file of expected-parse cases to run."),
+    templates: Optional[Path] = typer.Option(None, "--templates", metavar="DIR", help="Folder the cases' templates are in (default: the case file's)."),
+    case_ids: Optional[List[str]] = typer.Option(None, "--case", metavar="ID", help="Run only the case with this id (repeatable)."),
+    pattern: Optional[str] = typer.Option(None, "-k", metavar="PATTERN", help="Run only cases and templates whose id or name contains PATTERN."),
     known_failures: Optional[Path] = typer.Option(
-        None, "--known-failures", help="JSON object {id or template name: reason}: listed failures pass, listed passes are reported as fixed."
+        None, "--known-failures", metavar="FILE", help="JSON object {id or template name: reason}: listed failures pass, listed passes are reported as fixed."
     ),
-    jobs: int = typer.Option(0, "--jobs", "-j", min=0, help="Processes to check templates in (default: the CPU count)."),
-    shard_spec: Optional[str] = typer.Option(None, "--shard", help="I/N: check only the I-th of N shares of the templates (for a CI matrix)."),
+    jobs: int = typer.Option(0, "--jobs", "-j", metavar="N", min=0, show_default=False, help="Processes to check templates in (default: the CPU count)."),
+    shard_spec: Optional[str] = typer.Option(None, "--shard", metavar="I/N", help="I/N: check only the I-th of N shares of the templates (for a CI matrix)."),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON summary (nothing else on stdout)."),
-    junit: Optional[Path] = typer.Option(None, "--junit", help="Also write JUnit XML to this file."),
+    junit: Optional[Path] = typer.Option(None, "--junit", metavar="FILE", help="Also write JUnit XML to this file."),
     round_trip: bool = typer.Option(True, "--round-trip/--no-round-trip", help="Check that each template's own renderings (tool calls, a reply, reasoning) parse back."),
 ) -> None:
     """Check template collections and expected-parse case files (for CI).
 
     Example: autoparser check models/ --lock autoparser.lock --jobs 4
+
     Exit status: 0 everything passed, 1 a failure, 2 bad input.
     """
     if update_lock and lock is None:

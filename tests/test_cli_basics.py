@@ -88,3 +88,49 @@ def test_gguf_without_the_optional_package(tmp_path, monkeypatch) -> None:
     path.write_bytes(b"GGUF")
     err = assert_clean_error(run_cli("render", str(path)))
     assert "pip install 'autoparser[gguf]'" in err
+
+
+SCENARIO_TEMPLATE = (
+    "{% for m in messages %}[{{ m.role }}]"
+    "{% if m.reasoning_content %}(think:{{ m.reasoning_content }}){% endif %}"
+    "{{ m.content }}"
+    "{% for c in m.tool_calls or [] %}(call:{{ c.function.name }} {{ c.function.arguments|tojson }}){% endfor %}"
+    "{% endfor %}"
+)
+
+
+def test_render_scenarios(tmp_path: Path) -> None:
+    path = tmp_path / "t.jinja"
+    path.write_text(SCENARIO_TEMPLATE)
+    expected = {
+        "content_only": "[assistant]It is sunny in Paris.",
+        "reasoning_content": "[assistant](think:The user wants the weather in Paris; the tool can tell.)It is sunny in Paris.",
+        "tool_call_only": '[assistant](call:get_weather {"city": "Paris"})',
+        "content_tool_call": '[assistant]Let me check the weather.(call:get_weather {"city": "Paris"})',
+        "reasoning_tool_call": '[assistant](think:The user wants the weather in Paris; the tool can tell.)(call:get_weather {"city": "Paris"})',
+    }
+    for name, tail in expected.items():
+        result = run_cli("render", str(path), "--scenario", name)
+        assert result.exit_code == 0, result.stderr
+        assert result.stdout == "[user]What is the weather in Paris?" + tail, name
+    every = run_cli("render", str(path), "--scenario", "all").stdout
+    assert [line[3:-3] for line in every.splitlines() if line.startswith("── ")] == list(expected)
+    assert "--scenario 'nope'" in assert_clean_error(run_cli("render", str(path), "--scenario", "nope"))
+    messages = tmp_path / "m.json"
+    messages.write_text("[]")
+    assert "not both" in assert_clean_error(run_cli("render", str(path), "--scenario", "all", "--messages", str(messages)))
+
+
+def test_render_says_when_it_adapted_the_conversation(tmp_path: Path) -> None:
+    path = tmp_path / "nosys.jinja"
+    path.write_text(
+        "{% if messages[0].role == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}"
+        "{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}"
+    )
+    result = run_cli("render", str(path))
+    assert result.exit_code == 0
+    assert result.stderr.strip() == (
+        "note: the template rejected the conversation (line 1: template raised: System role not supported); "
+        "rendered it adapted to the template's capabilities"
+    )
+    assert result.stdout.startswith("<user>")
