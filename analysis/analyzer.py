@@ -107,6 +107,23 @@ def _text_before(haystack: str, needle: str) -> str:
     return strip_ws(haystack[:pos]) if pos >= 0 else ""
 
 
+def _common_suffix(a: str, b: str) -> str:
+    """The longest text both ``a`` and ``b`` end with, from a marker boundary
+    (never cutting a ``<…>``/``[…]`` marker), with no leading whitespace."""
+    n = 0
+    while n < min(len(a), len(b)) and a[-1 - n] == b[-1 - n]:
+        n += 1
+    start = len(b) - n
+    if n == 0:
+        return ""
+    if start > 0 and not (b[start - 1].isspace() or b[start - 1] in ">]▷"):  # mid-token: to the next marker
+        match = re.compile(r"[<\[◁]").search(b, start)
+        if not match:
+            return ""
+        start = match.start()
+    return strip_ws(b[start:])
+
+
 def _first_token(text: str) -> str:
     """The marker, or the run of non-space characters, that ``text`` starts with (after spaces)."""
     text = lstrip_ws(text)
@@ -196,6 +213,20 @@ def _role_starts(
     if reasoning.end and assistant_start.endswith(strip_ws(reasoning.end)):  # an empty reasoning block
         assistant_start = _drop_trailing(assistant_start, [reasoning.end, reasoning.start])
     user_start = _drop_leading(_text_before(between, USER_TEXT_2), closers)
+    # What opens every user turn also stands before the first user text: where
+    # the text between turns holds more (Kimi K3's "response<|sep|><|close|>
+    # message…": the end of the assistant turn, spelled with generic tokens),
+    # keep only the part the two user openings share.
+    first_opening = _text_before(cmp.output_b, USER_TEXT)
+    shared = _common_suffix(first_opening, user_start)
+    if shared and shared != user_start and MARKER_RE.match(shared):
+        # less the turn closer it may still start with (what follows a user text)
+        closer = strip_ws(cmp.output_b.partition(USER_TEXT)[2])
+        same = 0
+        while same < min(len(shared), len(closer)) and shared[same] == closer[same]:
+            same += 1
+        cut = max((i for i in range(1, same + 1) if i < len(shared) and shared[i] in "<[◁"), default=0)
+        user_start = strip_ws(shared[cut:])
     log.cite("user_start", cmp)
     log.cite("assistant_start", cmp)
     return user_start, assistant_start

@@ -255,3 +255,12 @@ def test_gigachat35_gcml_calls_with_typed_parameters() -> None:
     )
     call = g.parse(output).message.tool_calls[0]
     assert (call.name, json.loads(call.arguments)) == ("f", {"s": 'a "b"', "n": [1, None]})
+
+
+@needs_shared
+def test_kimi_k3_role_starts_hold_only_the_turn_openings() -> None:
+    """XTML closes a turn with generic tokens ("…response<|sep|><|close|>message<|sep|><|end_of_msg|>"),
+    which used to leak into the user start."""
+    a = _analysis("Kimi-K3.jinja")
+    assert a.user_start == '<|open|>message role="user"<|sep|>'
+    assert a.assistant_start.startswith('<|open|>message role="assistant"<|sep|>')
