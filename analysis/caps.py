@@ -228,10 +228,11 @@ def render_adapted(
         adapted = adapt_messages([dict(m) for m in request.messages], caps)
         if adapted == list(request.messages):
             raise first_error from None
-        if on_adapt is not None:
-            on_adapt(first_error.detail if first_error.line is None else f"line {first_error.line}: {first_error.detail}")
-        return template.render(
+        text = template.render(
             RenderRequest(
                 adapted, request.tools, request.add_generation_prompt, request.enable_thinking, request.extra
             )
         )
+        if on_adapt is not None:  # (only when the adapted conversation rendered)
+            on_adapt(first_error.detail if first_error.line is None else f"line {first_error.line}: {first_error.detail}")
+        return text

@@ -94,8 +94,8 @@ class Generated:
         if not partial and strict is not None and trigger and not message.tool_calls and trigger in message.content:
             # the tool-call marker is there but no call parsed: keep the text, say why
             failed = parse(strict, self.generation_prompt + output)
-            if failed.status is Status.FAILURE:
-                return ParseOutcome(message, False, self.failure_message(failed), stopped_at=self._stop(failed))
+            if failed.status is Status.FAILURE:  # the output, unchanged: nothing lost or moved
+                return ParseOutcome(Message(content=output), False, self.failure_message(failed), stopped_at=self._stop(failed))
         return ParseOutcome(message, True, need_more=result.status is Status.NEED_MORE)
 
     def _stop(self, result: ParseResult) -> int:

@@ -300,6 +300,12 @@ def _calls(analysis: TemplateAnalysis, request: ChatRequest) -> Parser:
     return calls
 
 
+def repeated_calls(one: Parser, request: ChatRequest) -> Parser:
+    """One call, or several when the request allows parallel tool calls (every
+    format, generic or dedicated, reads a second call the same way: only then)."""
+    return p.one_or_more(one) if request.parallel_tool_calls else one
+
+
 def trigger_marker(analysis: TemplateAnalysis) -> str:
     """The text that starts tool calls (section or first per-call marker), or ""."""
     fmt = analysis.tools.format

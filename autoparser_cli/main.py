@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -159,13 +160,14 @@ def render(
                 enable_thinking=enable_thinking,
                 extra=parse_kwargs(kwarg),
             ),
-            on_adapt=lambda error, label=label: note(
-                f"{label}the template rejected the conversation ({error}); rendered it adapted "
-                "to the template's capabilities"
-            ),
+            on_adapt=functools.partial(_adapted_note, label),
         )
         texts.append(f"── {name} ──\n{text}\n" if scenario == "all" else text)
     write_stdout("".join(texts))
+
+
+def _adapted_note(label: str, error: str) -> None:
+    note(f"{label}the template rejected the conversation ({error}); rendered it adapted to the template's capabilities")
 
 
 @app.command()

@@ -193,7 +193,7 @@ K3_CASES = [
         {"role": "assistant", "content": "Hello!\nHow can I help?", "reasoning_content": "Let me think."},
     ),
     (
-        {"tools": K3_TOOLS},
+        {"tools": K3_TOOLS, "parallel_tool_calls": True},
         "Weather first.<|close|>think<|sep|><|open|>response<|sep|>Checking.<|close|>response<|sep|><|open|>tools<|sep|>"
         + K3_CALL_1
         + K3_CALL_2

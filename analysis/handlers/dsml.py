@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from analysis.handlers import Handler, probe_call_render, with_tool_markers
-from analysis.parser_builder import tool_functions
+from analysis.parser_builder import repeated_calls, tool_functions
 from analysis.probes import FUN_A, Prober
 from analysis.pyliteral import python_value
 from analysis.request import ChatRequest
@@ -55,7 +55,7 @@ def markup_handler(name: str, dialect: str, section: str) -> Handler:
 
     def calls(analysis: TemplateAnalysis, request: ChatRequest) -> tuple[Parser, str]:
         one = p.choice(*(call(f) for f in tool_functions(request)))
-        parser = p.literal(section_start) + p.space() + p.one_or_more(one + p.space()) + p.literal(section_end) + p.space()
+        parser = p.literal(section_start) + p.space() + repeated_calls(one + p.space(), request) + p.literal(section_end) + p.space()
         return parser, section_start
 
     return Handler(name, detect, refine, calls=calls)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 
 from analysis.handlers import Handler, with_tool_markers
-from analysis.parser_builder import BuiltParser, boilerplate_and_reasoning_start, tool_functions
+from analysis.parser_builder import BuiltParser, boilerplate_and_reasoning_start, repeated_calls, tool_functions
 from analysis.probes import Prober, conversation
 from analysis.request import ChatRequest
 from analysis.result import PrefillOutcome, TemplateAnalysis, ToolFormat
@@ -38,8 +38,12 @@ def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: s
         args = p.tag("tool-args", p.schema(p.json_value(), f"{f['name']}-args", f.get("parameters") or {"type": "object"}))
         segments.insert(0, p.tag("tool", p.tag("tool-name", p.literal(f["name"])) + p.literal("\n") + p.space() + args))
     segment = p.choice(*segments)
-    body = segment + p.zero_or_more(p.space() + p.literal(MARK) + segment) + p.space() + p.end()
-    calls = p.one_or_more(p.optional(p.literal(MARK)) + p.choice(*segments[:-1]) + p.space()) if functions else None
+    if request.parallel_tool_calls or not functions:
+        body = segment + p.zero_or_more(p.space() + p.literal(MARK) + segment) + p.space() + p.end()
+    else:  # one call at most: the call, or text and then a call
+        call, text = p.choice(*segments[:-1]), segments[-1]
+        body = p.choice(call, text + p.optional(p.space() + p.literal(MARK) + call)) + p.space() + p.end()
+    calls = repeated_calls(p.optional(p.literal(MARK)) + p.choice(*segments[:-1]) + p.space(), request) if functions else None
     # no trigger (the prompt already ends with >>>): the grammar, when there are tools, covers the whole turn
     return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, calls, "", False)
 

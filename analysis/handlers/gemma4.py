@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 
 from analysis.handlers import Handler, probe_call_render, with_tool_markers
-from analysis.parser_builder import BuiltParser, boilerplate_and_reasoning_start, tool_functions
+from analysis.parser_builder import BuiltParser, boilerplate_and_reasoning_start, repeated_calls, tool_functions
 from analysis.probes import ARG_A, FUN_A, Prober
 from analysis.request import ChatRequest, ReasoningFormat
 from analysis.result import PrefillOutcome, ReasoningAnalysis, ReasoningMode, TemplateAnalysis, ToolFormat
@@ -117,17 +117,25 @@ def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: s
     value = gemma_value()
     call = p.choice(*(_call(dict(f), value) for f in functions)) if functions else None
     stops = ([CALL_START] if call is not None else []) + ([CHANNEL_OPEN, CHANNEL_CLOSE] if extracts else [])
-    items: list[Parser] = []
-    if call is not None:
-        items.append(call + p.space())
+    plain: list[Parser] = []  # text: everything but a call marker
     if extracts:
-        items += [thought, p.literal(CHANNEL_CLOSE), p.literal(CHANNEL_OPEN)]
-    if call is not None:
-        items.append(p.tag("content", p.literal(CALL_START)))  # not followed by call: prose
-    items.append(p.tag("content", p.until(*stops) if stops else p.rest()))
+        plain += [thought, p.literal(CHANNEL_CLOSE), p.literal(CHANNEL_OPEN)]
+    plain.append(p.tag("content", p.until(*stops) if stops else p.rest()))
     reasoning = p.optional(thought) if extracts else p.eps()
-    body = reasoning + p.zero_or_more(p.choice(*items)) + p.end()
-    tool_calls = p.one_or_more(call + p.space()) if call is not None else None
+    if call is None:
+        body = reasoning + p.zero_or_more(p.choice(*plain)) + p.end()
+    else:
+        prose = p.tag("content", p.literal(CALL_START))  # a call marker not followed by a call
+        if request.parallel_tool_calls:  # calls and text in any order
+            body = reasoning + p.zero_or_more(p.choice(call + p.space(), *plain, prose)) + p.end()
+        else:  # at most one call, with text before and after it; a second call fails
+            text = p.zero_or_more(p.choice(*plain))
+            after = p.rule("gemma4-after-call")
+            after.body = text + p.optional(p.negate(call) + prose + p.Ref(after))
+            before = p.rule("gemma4-before-call")
+            before.body = text + p.optional(p.choice(call + p.space() + after, prose + p.Ref(before)))
+            body = reasoning + before + p.end()
+    tool_calls = repeated_calls(call + p.space(), request) if call is not None else None
     return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, tool_calls, CALL_START if call is not None else "", extracts)
 
 

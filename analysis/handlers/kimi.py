@@ -14,7 +14,7 @@ from typing import Any, Mapping
 
 from analysis.handlers import Handler, probe_call_render, with_tool_markers
 from analysis.markers import strip_ws
-from analysis.parser_builder import BuiltParser, boilerplate_and_reasoning_start, tool_functions
+from analysis.parser_builder import BuiltParser, boilerplate_and_reasoning_start, repeated_calls, tool_functions
 from analysis.probes import FUN_A, Prober
 from analysis.request import ChatRequest, ReasoningFormat, ToolChoice
 from analysis.result import PrefillOutcome, ReasoningAnalysis, ReasoningMode, TemplateAnalysis, ToolFormat
@@ -67,7 +67,7 @@ def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: s
         body = reasoning + p.tag("content", p.rest()) + p.end()
         return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, None, "", extracts)
     call = p.choice(*(_call(f) for f in functions))
-    calls = p.optional(p.literal(SECTION_START)) + p.one_or_more(call + p.space()) + p.optional(p.literal(SECTION_END)) + p.space()
+    calls = p.optional(p.literal(SECTION_START)) + repeated_calls(call + p.space(), request) + p.optional(p.literal(SECTION_END)) + p.space()
     with_calls = p.tag("content", p.until(*starts)) + calls + p.end()
     body = reasoning + (with_calls if request.tool_choice is ToolChoice.REQUIRED else p.choice(with_calls, p.tag("content", p.rest()) + p.end()))
     return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, calls, SECTION_START, extracts, p.literal(boilerplate) + reasoning + with_calls)

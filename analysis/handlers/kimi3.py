@@ -19,7 +19,7 @@ from typing import Any, Mapping
 
 from analysis.handlers import Handler, probe_call_render, with_tool_markers
 from analysis.markers import strip_ws
-from analysis.parser_builder import BuiltParser, boilerplate_and_reasoning_start, tool_functions
+from analysis.parser_builder import BuiltParser, boilerplate_and_reasoning_start, repeated_calls, tool_functions
 from analysis.probes import FUN_A, Prober
 from analysis.request import ChatRequest, ReasoningFormat, ToolChoice
 from analysis.result import ContentMode, PrefillOutcome, ReasoningAnalysis, ReasoningMode, TemplateAnalysis, ToolFormat
@@ -97,7 +97,7 @@ def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: s
     if not functions:
         body = head + turn_end + p.end()
         return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, None, "", extracts)
-    calls = p.literal(TOOLS_OPEN) + p.one_or_more(p.choice(*(_call(f) for f in functions))) + p.optional(p.literal(TOOLS_CLOSE))
+    calls = p.literal(TOOLS_OPEN) + repeated_calls(p.choice(*(_call(f) for f in functions)), request) + p.optional(p.literal(TOOLS_CLOSE))
     tools = calls if request.tool_choice is ToolChoice.REQUIRED else p.optional(calls)
     body = head + tools + turn_end + p.end()
     # the lazy grammar runs from the trigger to the end of the turn
