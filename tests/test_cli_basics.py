@@ -134,3 +134,23 @@ def test_render_says_when_it_adapted_the_conversation(tmp_path: Path) -> None:
         "rendered it adapted to the template's capabilities"
     )
     assert result.stdout.startswith("<user>")
+
+
+def test_help_uses_named_placeholders_and_paragraphs() -> None:
+    out = run_cli("check", "--help", width=120).stdout
+    for text in ("--lock FILE", "--templates DIR", "--shard I/N", "-j, --jobs N", "-k PATTERN", "--case ID"):
+        assert text in out, text
+    assert "<str>" not in out.split("Options:")[1] and "<path>" not in out.split("Options:")[1]
+    parse_help = run_cli("parse", "--help", width=120).stdout
+    assert "\n\n  Exit status:" in parse_help  # its own paragraph
+
+
+def test_parse_never_sends_control_characters_to_the_terminal(tmp_path: Path) -> None:
+    out = tmp_path / "o.txt"
+    out.write_text("hi \x1b[31mred\x1b]0;title\x07 \r done")
+    result = run_cli("parse", "--template", "templates/demo.jinja", str(out))
+    assert result.exit_code == 0
+    assert not any(ch in result.stdout for ch in "\x1b\x07\r")
+    assert "\\x1b[31mred" in result.stdout
+    as_json = run_cli("parse", "--template", "templates/demo.jinja", str(out), "--json")
+    assert json.loads(as_json.stdout)["content"] == out.read_bytes().decode()  # JSON keeps the text exactly

@@ -138,3 +138,26 @@ def test_shard_arithmetic() -> None:
         shard(paths, "0/2")
     with pytest.raises(InputError):
         shard(paths, "x")
+
+
+def test_junit_marks_known_failures_skipped(tmp_path: Path) -> None:
+    cases = _cases_file(tmp_path)
+    known = tmp_path / "known.json"
+    known.write_text(json.dumps({"bad": "the reference disagrees"}))
+    junit = tmp_path / "r.xml"
+    assert run_cli("check", "--cases", str(cases), "--known-failures", str(known), "--junit", str(junit)).exit_code == 0
+    cases_by_name = {c.get("name"): c for c in ET.parse(junit).getroot().iter("testcase")}
+    skipped = cases_by_name["bad"].find("skipped")
+    assert skipped is not None and "the reference disagrees" in skipped.get("message")
+    assert cases_by_name["good"].find("skipped") is None and cases_by_name["good"].find("failure") is None
+
+
+def test_table_mode_names_skipped_probes_with_why(tmp_path: Path) -> None:
+    shutil.copy(SMALL / "json_array_ids.jinja", tmp_path / "ids.jinja")  # no text in a calling turn
+    shutil.copy(SMALL / "thinking_switch.jinja", tmp_path / "switch.jinja")  # the history drops reasoning
+    result = run_cli("check", str(tmp_path), width=80)
+    report = json.loads(run_cli("check", str(tmp_path), "--json").stdout)
+    skipped = [(r["template"], t["probe"], t["detail"]) for r in report["results"] for t in r["round_trips"] if t["status"] == "skipped"]
+    assert skipped, "the fixture should skip some probe"
+    for template, probe, detail in skipped:
+        assert f"round trip {probe} skipped: {detail}" in result.stdout, (template, probe)
