@@ -197,6 +197,11 @@ class CaseRunner:
         self.templates_dir = templates_dir
         self._parsers: dict[str, AutoParser | AutoparserError] = {}
 
+    def missing_templates(self, cases: list[dict[str, Any]]) -> list[str]:
+        """The templates the cases name that are not in the templates folder."""
+        names = sorted({str(c["template"]) for c in cases})
+        return [name for name in names if not (self.templates_dir / name).exists()]
+
     def parser_for(self, template: str) -> AutoParser:
         """The template's parser factory (raises the load/analysis error, once per template)."""
         if template not in self._parsers:

@@ -441,6 +441,11 @@ def check(
         if pattern:
             case_list = [c for c in case_list if pattern in str(c["id"])]
         runner = CaseRunner(templates or cases.parent)
+        missing = runner.missing_templates(case_list)
+        if missing:
+            shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+            hint = "" if templates else " (give --templates DIR: the folder the cases' templates are in)"
+            raise fail(f"{cases}: {len(missing)} templates the cases name are not in {runner.templates_dir}: {shown}{hint}")
         report.cases = len(case_list)
         with progress_bar(len(case_list), "running cases", enabled=not as_json) as advance:
             for case in case_list:

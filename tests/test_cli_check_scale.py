@@ -161,3 +161,14 @@ def test_table_mode_names_skipped_probes_with_why(tmp_path: Path) -> None:
     assert skipped, "the fixture should skip some probe"
     for template, probe, detail in skipped:
         assert f"round trip {probe} skipped: {detail}" in result.stdout, (template, probe)
+
+
+def test_cases_whose_templates_are_elsewhere_are_one_error(tmp_path: Path) -> None:
+    cases = _cases_file(tmp_path)
+    elsewhere = tmp_path / "cases"
+    elsewhere.mkdir()
+    moved = elsewhere / "cases.jsonl"
+    cases.rename(moved)
+    err = assert_clean_error(run_cli("check", "--cases", str(moved)))
+    assert "1 templates the cases name are not in" in err and "coder.jinja" in err and "give --templates DIR" in err
+    assert run_cli("check", "--cases", str(moved), "--templates", str(tmp_path), "-k", "good").exit_code == 0
