@@ -92,12 +92,24 @@ def analyze_template(
     )
 
 
+#: A preserved token is markup: it holds one of these (``<function=``, ``>``,
+#: ``[TOOL_CALLS]``, ``<|channel|>``); plain words such as harmony's
+#: ``functions.`` or `` to=functions.`` are text the tokenizer splits, not tokens.
+_TOKEN_CHARS = frozenset("<>[]|◁▷｜")
+
+
 def preserved_tokens(markers: dict[str, str]) -> tuple[str, ...]:
-    """Every marker, whitespace-trimmed, once, in field order; never probe text."""
+    """Every marker that is markup, whitespace-trimmed, once, in field order;
+    never probe text."""
     out: list[str] = []
     for value in markers.values():
         token = strip_ws(value)
-        if token and token not in out and not any(probe in token for probe in PROBE_STRINGS):
+        if (
+            token
+            and token not in out
+            and not _TOKEN_CHARS.isdisjoint(token)
+            and not any(probe in token for probe in PROBE_STRINGS)
+        ):
             out.append(token)
     return tuple(out)
 

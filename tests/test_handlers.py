@@ -264,3 +264,16 @@ def test_kimi_k3_role_starts_hold_only_the_turn_openings() -> None:
     a = _analysis("Kimi-K3.jinja")
     assert a.user_start == '<|open|>message role="user"<|sep|>'
     assert a.assistant_start.startswith('<|open|>message role="assistant"<|sep|>')
+
+
+@needs_shared
+def test_preserved_tokens_are_markup_only() -> None:
+    """Plain words (harmony's 'functions.', ' to=functions.', Gemma's 'call:') are not tokens."""
+    for path in sorted(ZOO.glob("*.jinja")):
+        try:
+            tokens = _analysis(path.name).preserved_tokens
+        except Exception:  # noqa: BLE001 - the broken template
+            continue
+        for token in tokens:
+            assert any(ch in token for ch in "<>[]|◁▷｜"), (path.name, token)
+    assert _analysis("openai-gpt-oss-120b.jinja").preserved_tokens == ("<|channel|>", "<|constrain|>", "<|message|>", "<|start|>", "<|end|>")

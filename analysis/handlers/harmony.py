@@ -65,4 +65,7 @@ def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: s
     return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, calls, "", request.reasoning_format.value != "none")
 
 
-HANDLER = Handler("gpt-oss-harmony", detect, refine, build=build)
+#: harmony's special tokens (the markers above combine them with channel names and text)
+TOKENS = ("<|channel|>", "<|constrain|>", "<|message|>", "<|start|>", "<|end|>")
+
+HANDLER = Handler("gpt-oss-harmony", detect, refine, build=build, tokens=TOKENS)
