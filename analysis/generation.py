@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from analysis.analyzer import analyze_template, prefill_outcome
@@ -21,7 +21,7 @@ from analysis.parser_builder import BuiltParser, build_parser
 from analysis.prompting import Prompt, build_prompt
 from analysis.rendering import FROZEN_CLOCK, ChatTemplate
 from analysis.request import ChatRequest, ReasoningFormat, ToolChoice
-from analysis.result import PrefillOutcome, TemplateAnalysis
+from analysis.result import PrefillOutcome, TemplateAnalysis, ToolFormat
 from peg.engine import ParseResult, Status, parse
 from peg.errors import GrammarError
 from peg.gbnf_out import to_gbnf
@@ -138,8 +138,9 @@ def _grammar(built: BuiltParser, request: ChatRequest) -> tuple[str, bool, tuple
     lazy = built.tool_calls is not None and bool(built.trigger) and request.tool_choice is ToolChoice.AUTO
     if built.tool_calls is None and request.json_schema is None:
         return "", False, (), ""
+    source = built.grammar_source or built
     try:
-        grammar = to_gbnf(built.tool_calls if lazy else built.parser)  # type: ignore[arg-type]
+        grammar = to_gbnf(source.tool_calls if lazy else source.parser)  # type: ignore[arg-type]
     except GrammarError as exc:
         return "", lazy, (), str(exc)
     triggers = (Trigger(1, built.trigger),) if lazy else ()
@@ -171,6 +172,12 @@ class AutoParser:
         else:
             calls = handler.calls if handler is not None else None
             built = build_parser(self.analysis, request, prompt.generation_prompt, prompt.continued_text, prefill, calls)
+            if calls is None and self.analysis.tools.format.mode is ToolFormat.TAG_WITH_TAGGED and request.has_tools:
+                # the grammar constrains tagged arguments by the schema; the parser stays lenient
+                strict = build_parser(
+                    self.analysis, request, prompt.generation_prompt, prompt.continued_text, prefill, None, for_grammar=True
+                )
+                built = replace(built, grammar_source=strict)
         grammar, lazy, triggers, error = _grammar(built, request)
         return Generated(
             self.analysis, request, prompt, prefill, built, grammar, lazy, triggers, self.analysis.preserved_tokens, error

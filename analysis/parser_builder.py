@@ -27,7 +27,7 @@ from analysis.result import (
     ToolFormat,
 )
 from peg import combinators as p
-from peg.combinators import Parser
+from peg.combinators import UNBOUNDED, Parser
 
 _WS = " \t\r\n"
 
@@ -43,6 +43,8 @@ class BuiltParser:
     trigger: str  #: the marker that starts tool calls ("" when none)
     extracts_reasoning: bool
     strict: Parser | None = None  #: the parser without the all-content fallback (to explain a broken call)
+    #: the same built for the grammar, where it constrains more than the parser reads
+    grammar_source: "BuiltParser | None" = None
 
 
 def marker(text: str) -> Parser:
@@ -214,7 +216,7 @@ def _call_id_between(analysis: TemplateAnalysis) -> Parser:
     return p.optional(marker(cid.prefix) + p.tag("tool-id", p.until(strip_ws(cid.suffix) or "{")))
 
 
-def _tag_call(analysis: TemplateAnalysis, function: Mapping[str, Any]) -> Parser:
+def _tag_call(analysis: TemplateAnalysis, function: Mapping[str, Any], strict: bool = False) -> Parser:
     tools = analysis.tools
     fmt, fn, cid = tools.format, tools.function, tools.call_id
     name = function["name"]
@@ -229,7 +231,7 @@ def _tag_call(analysis: TemplateAnalysis, function: Mapping[str, Any]) -> Parser
     if fmt.mode is ToolFormat.TAG_WITH_JSON:
         parts.append(p.tag("tool-args", _args_schema_parser(function)))
     else:
-        parts.append(_tagged_args(analysis, function))
+        parts.append(_tagged_args(analysis, function, strict))
     if cid.pos is CallIdPosition.POST_ARGS and cid.prefix:
         parts.append(p.optional(p.space() + marker(cid.prefix) + p.tag("tool-id", p.until(strip_ws(cid.suffix) or "\n")) + marker(cid.suffix)))
     parts.append(p.space() + marker(fn.close) if fn.close else p.space())
@@ -244,42 +246,97 @@ def _exact(text: str) -> Parser:
     return lead + p.literal(core.lstrip(_WS)) if core.strip(_WS) else p.eps()
 
 
-def _tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any]) -> Parser:
-    """Tagged arguments in any order, each optional: string values up to the
-    value closer, other values as JSON (or Python literals)."""
+def _tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any], strict: bool = False) -> Parser:
+    """Tagged arguments.  For parsing (lenient): in any order, each optional;
+    string values up to the value closer, other values as JSON or Python
+    literals.  For the grammar (``strict``): the schema's required arguments
+    present, the others at most once (:func:`_argument_set`), no unknown names
+    unless ``additionalProperties`` allows them, string enums as their values,
+    other values as JSON constrained by their schema."""
     a = analysis.tools.arguments
     value_end = strip_ws(a.value_suffix)
-    properties = _parameters(function).get("properties") or {}
+    params = _parameters(function)
+    properties = params.get("properties") or {}
     if not isinstance(properties, Mapping):
         properties = {}
-    options: list[Parser] = []
-    for arg_name in sorted(properties, key=lambda n: -len(str(n))):  # longest first, as for names
-        arg_schema = properties[arg_name]
-        head = marker(a.name_prefix) + p.tag("tool-arg-name", p.literal(str(arg_name)))
+
+    def argument(name: str, arg_schema: Any) -> Parser:
+        head = marker(a.name_prefix) + p.tag("tool-arg-name", p.literal(name) if name else p.chars(_NAME_CHARS, 1, UNBOUNDED))
         if _is_string_schema(arg_schema):
             closer = value_end or strip_ws(a.name_prefix)
             # the value keeps its leading whitespace after the last marker before it
             # (GLM writes "</arg_key>\n<arg_value>": the newline belongs to no value)
             suffix = marker(a.name_suffix) if strip_ws(a.value_prefix) else _exact(a.name_suffix)
-            body = suffix + _exact(a.value_prefix) + p.tag("tool-arg-string", p.until(closer))
+            enum = arg_schema.get("enum") if isinstance(arg_schema, Mapping) else None
+            if strict and isinstance(enum, list) and enum and all(isinstance(v, str) for v in enum):
+                value = p.space() + p.choice(*(p.literal(v) for v in sorted(enum, key=len, reverse=True))) + p.space()
+            else:
+                value = p.until(closer)
+            body = suffix + _exact(a.value_prefix) + p.tag("tool-arg-string", value)
         else:
             json_schema = arg_schema if isinstance(arg_schema, Mapping) else {}
             # JSON, or a Python literal (a template that writes {{ value }} renders [True, None, 'a'])
-            json_value = p.tag("tool-arg-json", p.schema(p.json_value(), f"{function['name']}-{arg_name}", json_schema))
-            value = p.choice(json_value, p.tag("tool-arg-py", python_value()))
+            json_value = p.tag("tool-arg-json", p.schema(p.json_value(), f"{function['name']}-{name or 'extra'}", json_schema))
+            value = json_value if strict else p.choice(json_value, p.tag("tool-arg-py", python_value()))
             body = marker(a.name_suffix) + marker(a.value_prefix) + value + p.space()
-        options.append(p.tag("tool-arg", head + body + marker(a.value_suffix)))
-    if not options:
-        return p.eps()
-    return p.zero_or_more(p.choice(*options) + p.space())
+        return p.tag("tool-arg", head + body + marker(a.value_suffix)) + p.space()
+
+    names = sorted(properties, key=lambda n: -len(str(n)))  # longest first, as for function names
+    if not strict:
+        options = [argument(str(n), properties[n]) for n in names]
+        return p.zero_or_more(p.choice(*options)) if options else p.eps()
+    required = [str(n) for n in params.get("required") or [] if n in properties]
+    optional = [str(n) for n in names if str(n) not in required]
+    extra = params.get("additionalProperties", False)
+    extra_arg = argument("", extra if isinstance(extra, Mapping) else {}) if extra not in (False, None) else None
+    return _argument_set(
+        [argument(n, properties[n]) for n in required],
+        [argument(n, properties[n]) for n in optional],
+        extra_arg,
+    )
 
 
-def _calls(analysis: TemplateAnalysis, request: ChatRequest) -> Parser:
-    """The tool-call part: calls of the request's functions, in array, per-call and section markers."""
+#: How many arguments are spelled out in every order (n! alternatives); past it,
+#: required arguments go in the schema's order and optional ones in any order.
+_MAX_PERMUTED = 3
+_NAME_CHARS = "[A-Za-z0-9_.-]"
+
+
+def _argument_set(required: list[Parser], optional: list[Parser], extra: Parser | None) -> Parser:
+    """Every required argument once and each optional one at most once, as a
+    grammar can say it: all orders of the required ones (up to
+    :data:`_MAX_PERMUTED`, else the schema's order), then the optional ones in
+    any order, each at most once (up to :data:`_MAX_PERMUTED`, else any number
+    of them), then any number of ``extra`` (unknown names) when allowed."""
+    from itertools import permutations
+
+    if not required:
+        head = p.eps()
+    elif len(required) <= _MAX_PERMUTED:
+        head = p.choice(*(p.seq(*order) for order in permutations(required)))
+    else:
+        head = p.seq(*required)
+    if not optional:
+        tail = p.eps()
+    elif len(optional) <= _MAX_PERMUTED:
+        # any ordered selection of the optional arguments, longest first
+        selections = [order for k in range(len(optional), 0, -1) for order in permutations(optional, k)]
+        tail = p.optional(p.choice(*(p.seq(*order) for order in selections)))
+    else:
+        tail = p.zero_or_more(p.choice(*optional))
+    more = p.zero_or_more(extra) if extra is not None else p.eps()
+    return head + tail + more
+
+
+def _calls(analysis: TemplateAnalysis, request: ChatRequest, strict: bool = False) -> Parser:
+    """The tool-call part: calls of the request's functions, in array, per-call
+    and section markers (``strict``: as the grammar constrains them)."""
     fmt = analysis.tools.format
     functions = tool_functions(request)
-    build = _json_native_call if fmt.mode is ToolFormat.JSON_NATIVE else _tag_call
-    call = p.choice(*(build(analysis, f) for f in functions))
+    if fmt.mode is ToolFormat.JSON_NATIVE:
+        call = p.choice(*(_json_native_call(analysis, f) for f in functions))
+    else:
+        call = p.choice(*(_tag_call(analysis, f, strict) for f in functions))
     many = request.parallel_tool_calls
     if fmt.tools_array_wrapped:
         more = p.zero_or_more(p.space() + p.literal(",") + p.space() + p.tag("tool", call)) if many else p.eps()
@@ -329,9 +386,12 @@ def build_parser(
     continued_text: str,
     prefill: PrefillOutcome,
     calls_builder: CallsBuilder | None = None,
+    for_grammar: bool = False,
 ) -> BuiltParser:
     """Compose the parser for ``request`` (see the module docstring).  A dedicated
-    handler passes ``calls_builder`` for its own tool-call syntax."""
+    handler passes ``calls_builder`` for its own tool-call syntax.  With
+    ``for_grammar``, the calls follow the tools' schemas strictly (the grammar is
+    what a constrained model must write; the parser stays lenient)."""
     extracts = request.reasoning_format is not ReasoningFormat.NONE and analysis.reasoning.mode is not ReasoningMode.NONE
     boilerplate, cleared = boilerplate_and_reasoning_start(generation_prompt, continued_text, analysis, prefill)
     reasoning = _reasoning(analysis, cleared) if extracts else p.eps()
@@ -349,7 +409,7 @@ def build_parser(
         if calls_builder is not None:
             tool_calls, trigger = calls_builder(analysis, request)
         else:
-            tool_calls = _calls(analysis, request)
+            tool_calls = _calls(analysis, request, strict=for_grammar)
             trigger = trigger_marker(analysis)
             if analysis.tools.format.content_after_calls:  # the template writes the turn's text after its calls
                 tool_calls = tool_calls + p.optional(p.tag("content", p.rest()))
