@@ -143,7 +143,12 @@ def _grammar(built: BuiltParser, request: ChatRequest) -> tuple[str, bool, tuple
         grammar = to_gbnf(source.tool_calls if lazy else source.parser)  # type: ignore[arg-type]
     except GrammarError as exc:
         return "", lazy, (), str(exc)
-    triggers = (Trigger(1, built.trigger),) if lazy else ()
+    if not lazy:
+        triggers: tuple[Trigger, ...] = ()
+    elif built.trigger_patterns:
+        triggers = tuple(Trigger(2, pattern) for pattern in built.trigger_patterns)
+    else:
+        triggers = (Trigger(1, built.trigger),)
     return grammar, lazy, triggers, ""
 
 

@@ -9,6 +9,8 @@ accept the output from there.
 
 from __future__ import annotations
 
+import re
+
 from analysis.generation import Generated
 from analysis.markers import strip_ws
 from peg.engine import Status
@@ -21,11 +23,18 @@ def constrained_text(generated: Generated, output: str) -> str | None:
     if not generated.grammar_lazy:
         return generated.generation_prompt + output
     start = _after_reasoning(generated, output)
+    found: list[int] = []
     for trigger in generated.triggers:
-        at = output.find(trigger.value, start)
+        if trigger.type == 1:  # a word
+            at = output.find(trigger.value, start)
+        else:  # a pattern: the grammar applies from its first group (or the match)
+            match = re.compile(trigger.value).search(output, start)
+            if match is not None and trigger.type == 3 and match.end() != len(output):
+                match = None
+            at = -1 if match is None else (match.start(1) if match.re.groups else match.start())
         if at >= 0:
-            return output[at:]
-    return None
+            found.append(at)
+    return output[min(found):] if found else None
 
 
 def _after_reasoning(generated: Generated, output: str) -> int:

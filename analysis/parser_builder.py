@@ -45,6 +45,9 @@ class BuiltParser:
     strict: Parser | None = None  #: the parser without the all-content fallback (to explain a broken call)
     #: the same built for the grammar, where it constrains more than the parser reads
     grammar_source: "BuiltParser | None" = None
+    #: regexes that switch the lazy grammar on from their first group (instead
+    #: of the ``trigger`` word), as llama.cpp's pattern triggers
+    trigger_patterns: tuple[str, ...] = ()
 
 
 def marker(text: str) -> Parser:

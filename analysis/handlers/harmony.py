@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from analysis.handlers import Handler, with_tool_markers
-from analysis.parser_builder import BuiltParser, boilerplate_and_reasoning_start
+from analysis.parser_builder import BuiltParser, boilerplate_and_reasoning_start, tool_functions
 from analysis.probes import Prober, assistant, conversation
 from analysis.request import ChatRequest
 from analysis.result import ContentMode, PrefillOutcome, ReasoningAnalysis, ReasoningMode, TemplateAnalysis, ToolFormat
@@ -60,9 +60,43 @@ def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: s
         header + p.literal("<|message|>") + p.tag("h-body", p.until(*ENDS, "<|start|>")) + p.optional(p.choice(*(p.literal(e) for e in ENDS))),
     )
     body = p.zero_or_more(message + p.optional(p.literal(SEPARATOR))) + p.space() + p.end()
-    # with tools, a non-lazy grammar covers the whole turn (calls are messages like any other)
-    calls = message if request.has_tools else None
-    return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, calls, "", request.reasoning_format.value != "none")
+    functions = tool_functions(request) if request.has_tools else []
+    if not functions:
+        return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, None, "", request.reasoning_format.value != "none")
+    # The grammar (lazy, from a call's header; see TRIGGERS): one call to a
+    # request function on the commentary or analysis channel, its arguments as
+    # JSON of the function's schema, as the reference constrains it.
+    channel_name = p.choice(p.literal("commentary"), p.literal("analysis"))
+    constraint = p.optional(p.space() + p.optional(p.literal("<|constrain|>")) + p.chars("[A-Za-z0-9_-]", 1, UNBOUNDED))
+    alternatives = []
+    for f in functions:
+        name = p.literal(f["name"])
+        args = p.schema(p.json_value(), f"{f['name']}-args", f.get("parameters") or {"type": "object"})
+        recipient = p.literal(" to=functions.") + name
+        channel = p.literal("<|channel|>") + channel_name
+        alternatives.append(recipient + channel + constraint + p.literal("<|message|>") + args)
+        alternatives.append(channel + recipient + constraint + p.literal("<|message|>") + args)
+    calls = p.choice(*alternatives) + p.optional(p.literal("<|call|>"))
+    return BuiltParser(
+        p.literal(boilerplate) + body,
+        boilerplate,
+        body,
+        calls,
+        TRIGGER_WORD,
+        request.reasoning_format.value != "none",
+        trigger_patterns=TRIGGERS,
+    )
+
+
+#: Where a call's header starts: at the start of the output or after
+#: ``<|start|>assistant``, either `` to=functions.`` or
+#: ``<|channel|>commentary to=functions.`` (the grammar applies from the group).
+TRIGGERS = (
+    r"(?:^|<\|start\|>assistant)( to=functions\.)",
+    r"(?:^|<\|start\|>assistant)(<\|channel\|>(?:commentary|analysis) to=functions\.)",
+)
+#: The word that shows a call is near (what the parser's hints look for).
+TRIGGER_WORD = " to=functions."
 
 
 #: harmony's special tokens (the markers above combine them with channel names and text)
