@@ -23,13 +23,12 @@ from typing import Any, Callable
 from analysis.errors import InputError
 from analysis.userio import loads, read_text
 from analysis.generation import AutoParser, Generated, auto_parser
-from analysis.grammar_check import constrained_text
+from analysis.grammar_check import check_output
 from analysis.loading import load_template
 from analysis.mapper import Message, NotAnExtension, accumulate, message_deltas
 from analysis.request import ChatRequest
 from analysis.streaming import StreamParser
 from peg.errors import AutoparserError
-from peg.gbnf import MatchStatus, read_gbnf
 
 CHECK_NAMES = ("parse", "stream", "grammar")
 
@@ -173,14 +172,12 @@ def check_grammar(generated: Generated, case: dict[str, Any]) -> str:
     """"" when the grammar accepts what it constrains (or there is no grammar)."""
     if generated.grammar_error:
         return f"no grammar: {generated.grammar_error}"
-    text = constrained_text(generated, case["output"])
-    if text is None:
+    fit = check_output(generated, case["output"], case["partial"])
+    if fit.fits:
         return ""
-    result = read_gbnf(generated.grammar).match(text)
-    if result.status is MatchStatus.ACCEPTED or (case["partial"] and result.status is MatchStatus.PREFIX):
-        return ""
-    around = text[max(0, result.position - 30) : result.position + 30]
-    return f"the grammar {result.status.value} the output at offset {result.position}: {around!r}"
+    at = fit.position or 0
+    around = case["output"][max(0, at - 30) : at + 30]
+    return f"the grammar: {fit.message()}: {around!r}"
 
 
 CHECKS: dict[str, Callable[[Generated, dict[str, Any]], str]] = {

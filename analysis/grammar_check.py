@@ -10,10 +10,12 @@ accept the output from there.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from analysis.generation import Generated
 from analysis.markers import strip_ws
 from peg.engine import Status
+from peg.gbnf import MatchStatus, read_gbnf
 
 
 def constrained_text(generated: Generated, output: str) -> str | None:
@@ -50,3 +52,47 @@ def _after_reasoning(generated: Generated, output: str) -> int:
         return max(blocks[0].end - offset, 0)
     end = strip_ws(generated.analysis.reasoning.end)
     return 0 if not end or end not in output else output.find(end) + len(end)
+
+
+@dataclass(frozen=True)
+class GrammarFit:
+    """Whether an output fits the grammar generated for its request."""
+
+    #: True when the grammar accepts the part it constrains (or never switches on).
+    fits: bool
+    #: Offset in the output where the grammar starts to apply (None: it never does).
+    start: int | None
+    status: MatchStatus | None = None
+    #: Offset in the output where it stopped fitting.
+    position: int | None = None
+    line: int | None = None
+    column: int | None = None
+    expected: tuple[str, ...] = ()
+
+    def message(self) -> str:
+        """One line: fits, or where and what the grammar expected."""
+        if self.start is None:
+            return "fits: the lazy grammar never switches on (no trigger after the reasoning)"
+        if self.fits:
+            return f"fits: the grammar accepts the output from offset {self.start}"
+        if self.status is MatchStatus.PREFIX:
+            return f"does not fit: the output ends before the grammar is complete (from offset {self.start}, line {self.line}, column {self.column})"
+        expected = ", ".join(self.expected) or "end of output"
+        return f"does not fit at line {self.line}, column {self.column} (offset {self.position}): expected {expected}"
+
+
+def check_output(generated: Generated, output: str, partial: bool = False) -> GrammarFit:
+    """Run the grammar's matcher over the part of ``output`` it constrains (for a
+    lazy grammar, from the first trigger after the reasoning; otherwise the whole
+    turn, after the generation prompt as prefill).  A ``partial`` output fits
+    when it is a valid prefix."""
+    text = constrained_text(generated, output)
+    if text is None:
+        return GrammarFit(True, None)
+    offset = len(output) - len(text)  # negative: the generation prompt is prefill
+    result = read_gbnf(generated.grammar).match(text)
+    fits = result.status is MatchStatus.ACCEPTED or (partial and result.status is MatchStatus.PREFIX)
+    at = max(result.position + offset, 0) if result.status is MatchStatus.REJECTED else len(output)
+    line = output.count("\n", 0, at) + 1
+    column = at - (output.rfind("\n", 0, at) + 1) + 1
+    return GrammarFit(fits, max(offset, 0), result.status, at, line, column, result.expected)

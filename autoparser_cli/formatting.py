@@ -350,6 +350,25 @@ def analysis_summary(analysis: "TemplateAnalysis", generated: "Generated") -> Ta
     return table
 
 
+def grammar_text(generated: "Generated") -> str:
+    """The grammar as a plain GBNF file: the lazy flag, triggers (kind and
+    JSON-quoted value) and preserved tokens as ``#`` comments, then the rules."""
+    import json
+
+    g = generated
+    lines = [f"# autoparser grammar for {g.analysis.template}"]
+    if not g.grammar:
+        lines.append(f"# no grammar: {g.grammar_error or 'nothing to constrain (no tools, no json_schema)'}")
+        return "\n".join(lines) + "\n"
+    lines.append(f"# lazy: {'yes' if g.grammar_lazy else 'no'}")
+    for t in g.triggers:
+        lines.append(f"# trigger {TRIGGER_KINDS.get(t.type, str(t.type))}: {json.dumps(t.value, ensure_ascii=False)}")
+    if g.grammar_lazy:
+        lines.append(f"# ({TRIGGER_LEGEND})")
+    lines.append("# preserved tokens: " + " ".join(json.dumps(t, ensure_ascii=False) for t in g.preserved_tokens))
+    return "\n".join(lines) + "\n" + g.grammar.rstrip("\n") + "\n"
+
+
 def generation_renderables(generated: "Generated") -> list[object]:
     """The generated parser (as a tree), grammar, lazy flag, triggers and tokens."""
     from rich.panel import Panel

@@ -32,6 +32,7 @@ from analysis.checking import (
 )
 from analysis.conformance import CaseRunner, load_cases
 from analysis.generation import AutoParser, auto_parser
+from analysis.grammar_check import check_output
 from analysis.hints import parse_hints
 from analysis.loading import load_template
 from analysis.mapper import Delta
@@ -61,6 +62,7 @@ from autoparser_cli.formatting import (
     delta_text,
     merge_deltas,
     generation_renderables,
+    grammar_text,
     message_panels,
     progress_bar,
 )
@@ -236,6 +238,48 @@ def analyze(
     if diffs:
         for comparison in comparisons:
             console.print(comparison_text(comparison))
+
+
+@app.command()
+@handle_errors
+def grammar(
+    source: Optional[Path] = SourceArg,
+    request: Optional[Path] = typer.Option(None, "--request", metavar="FILE", help="JSON file: the request (messages, tools, options)."),
+    tools: Optional[Path] = typer.Option(None, "--tools", metavar="FILE", help="JSON file: list of tools (default: the built-in weather tool)."),
+    check_output_path: Optional[str] = typer.Option(
+        None, "--check", metavar="OUTPUT", help="Model output file (or - for stdin) to test against the grammar."
+    ),
+    partial: bool = typer.Option(False, "--partial", help="With --check: the output is cut short (a valid prefix fits)."),
+    variant: Optional[str] = VariantOpt,
+) -> None:
+    """Print the GBNF grammar generated for a request, as plain text to copy.
+
+    The lazy flag, triggers and preserved tokens come first as GBNF comments, so
+    the whole output is a grammar file. With --check, the built-in matcher runs
+    over the part of the output the grammar constrains (from the first trigger
+    after the reasoning when the grammar is lazy).
+
+    Example: autoparser grammar Qwen3-Coder.jinja --tools tools.json --check out.txt
+
+    Exit status: 0 printed (with --check: the output fits), 1 it does not fit, 2 bad input.
+    """
+    if request is None and tools is None:
+        data: dict = {"messages": [{"role": "user", "content": "Hello"}], "tools": [WEATHER_TOOL]}
+        chat_request = ChatRequest.from_json(data)
+    else:
+        chat_request = _request(request, tools, None, None)
+    loaded = load_template(source_or_default(source), variant, has_tools=chat_request.has_tools)
+    generated = auto_parser(loaded).generate(chat_request)
+    if check_output_path is not None:
+        fit = check_output(generated, _read_output(check_output_path), partial)
+        if not generated.grammar:
+            raise fail(f"no grammar for this request: {generated.grammar_error or 'nothing to constrain'}")
+        if fit.fits:
+            write_stdout(fit.message() + "\n")
+            return
+        err_console.print(f"[bold red]error:[/] {escape_text(terminal_safe(fit.message()))}", soft_wrap=True)
+        raise typer.Exit(1)
+    write_stdout(grammar_text(generated))
 
 
 def _read_output(output: Optional[str]) -> str:
