@@ -32,6 +32,7 @@ from analysis.checking import (
 )
 from analysis.conformance import CaseRunner, load_cases
 from analysis.generation import AutoParser, auto_parser
+from analysis.call_check import call_problems
 from analysis.grammar_check import check_output
 from analysis.hints import parse_hints
 from analysis.loading import load_template
@@ -373,11 +374,14 @@ def parse(
         for panel in message_panels(outcome.message):
             console.print(panel)
     hints = parse_hints(parser, generated, text, outcome, partial)
+    problems = call_problems(outcome.message, generated.request.tools) if outcome.ok and not partial else []
+    for problem in problems:
+        err_console.print(f"[bold yellow]warning:[/] {escape_text(terminal_safe(problem))}", soft_wrap=True)
     if not outcome.ok:
         err_console.print(f"[bold red]error:[/] {escape_text(terminal_safe(outcome.warning))}", soft_wrap=True)
     for hint in hints:
         note(hint, "hint")
-    if not outcome.ok:
+    if not outcome.ok or problems:
         raise typer.Exit(1)
 
 
