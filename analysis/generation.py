@@ -177,10 +177,10 @@ class AutoParser:
         else:
             calls = handler.calls if handler is not None else None
             built = build_parser(self.analysis, request, prompt.generation_prompt, prompt.continued_text, prefill, calls)
-            if calls is None and self.analysis.tools.format.mode is ToolFormat.TAG_WITH_TAGGED and request.has_tools:
+            if self.analysis.tools.format.mode is ToolFormat.TAG_WITH_TAGGED and request.has_tools:
                 # the grammar constrains tagged arguments by the schema; the parser stays lenient
                 strict = build_parser(
-                    self.analysis, request, prompt.generation_prompt, prompt.continued_text, prefill, None, for_grammar=True
+                    self.analysis, request, prompt.generation_prompt, prompt.continued_text, prefill, calls, for_grammar=True
                 )
                 built = replace(built, grammar_source=strict)
         grammar, lazy, triggers, error = _grammar(built, request)

@@ -13,7 +13,7 @@ text) or ``tool-arg`` items (``tool-arg-name`` plus ``tool-arg-string`` or
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from analysis.markers import strip_ws
 from analysis.pyliteral import python_value
@@ -253,7 +253,7 @@ def _tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any], strict
     """Tagged arguments.  For parsing (lenient): in any order, each optional;
     string values up to the value closer, other values as JSON or Python
     literals.  For the grammar (``strict``): the schema's required arguments
-    present, the others at most once (:func:`_argument_set`), no unknown names
+    present, the others at most once (:func:`argument_set`), no unknown names
     unless ``additionalProperties`` allows them, string enums as their values,
     other values as JSON constrained by their schema."""
     a = analysis.tools.arguments
@@ -292,7 +292,7 @@ def _tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any], strict
     optional = [str(n) for n in names if str(n) not in required]
     extra = params.get("additionalProperties", False)
     extra_arg = argument("", extra if isinstance(extra, Mapping) else {}) if extra not in (False, None) else None
-    return _argument_set(
+    return argument_set(
         [argument(n, properties[n]) for n in required],
         [argument(n, properties[n]) for n in optional],
         extra_arg,
@@ -305,7 +305,7 @@ _MAX_PERMUTED = 3
 _NAME_CHARS = "[A-Za-z0-9_.-]"
 
 
-def _argument_set(required: list[Parser], optional: list[Parser], extra: Parser | None) -> Parser:
+def argument_set(required: list[Parser], optional: list[Parser], extra: Parser | None) -> Parser:
     """Every required argument once and each optional one at most once, as a
     grammar can say it: all orders of the required ones (up to
     :data:`_MAX_PERMUTED`, else the schema's order), then the optional ones in
@@ -372,8 +372,12 @@ def trigger_marker(analysis: TemplateAnalysis) -> str:
     return strip_ws(fmt.section_start) or strip_ws(fmt.per_call_start)
 
 
-#: A dedicated handler's tool-call parser for a request, and its trigger marker.
-CallsBuilder = Callable[[TemplateAnalysis, ChatRequest], "tuple[Parser, str]"]
+class CallsBuilder(Protocol):
+    """A dedicated handler's tool-call parser for a request, and its trigger
+    marker; with ``strict``, as the grammar constrains the calls (the tool's
+    schema: required arguments present, each at most once, typed values)."""
+
+    def __call__(self, analysis: TemplateAnalysis, request: ChatRequest, strict: bool = False) -> "tuple[Parser, str]": ...
 
 
 def tool_functions(request: ChatRequest) -> list[Mapping[str, Any]]:
@@ -410,7 +414,7 @@ def build_parser(
         body = reasoning + p.space() + fence_open + response + p.space() + fence_close + p.end()
     elif tools_on:
         if calls_builder is not None:
-            tool_calls, trigger = calls_builder(analysis, request)
+            tool_calls, trigger = calls_builder(analysis, request, strict=for_grammar)
         else:
             tool_calls = _calls(analysis, request, strict=for_grammar)
             trigger = trigger_marker(analysis)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from analysis.handlers import Handler, probe_call_render, with_tool_markers
-from analysis.parser_builder import repeated_calls, tool_functions
+from analysis.parser_builder import argument_set, repeated_calls, tool_functions
 from analysis.probes import FUN_A, Prober
 from analysis.pyliteral import python_value
 from analysis.request import ChatRequest
@@ -43,18 +43,30 @@ def markup_handler(name: str, dialect: str, section: str) -> Handler:
             arguments={"name_prefix": param, "name_suffix": '" string="true|false">', "value_prefix": "", "value_suffix": param_end},
         )
 
-    def call(function: Mapping[str, Any]) -> Parser:
-        properties = (function.get("parameters") or {}).get("properties") or {}
+    def call(function: Mapping[str, Any], strict: bool) -> Parser:
+        params = function.get("parameters") or {}
+        properties = params.get("properties") or {}
         names = sorted(properties, key=lambda n: -len(str(n)))
-        arg_name = p.choice(*(p.literal(str(n)) for n in names)) if names else p.chars('[^"]', 1, UNBOUNDED)
         text = p.literal('true">') + p.tag("tool-arg-string", p.until(param_end))
-        typed = p.literal('false">') + p.space() + p.choice(p.tag("tool-arg-json", p.json_value()), p.tag("tool-arg-py", python_value())) + p.space()
-        arg = p.tag("tool-arg", p.literal(param) + p.tag("tool-arg-name", arg_name) + p.literal('" string="') + p.choice(text, typed) + p.literal(param_end))
         head = p.literal(invoke) + p.tag("tool-name", p.literal(function["name"])) + p.literal('">') + p.space()
-        return p.tag("tool", head + p.zero_or_more(arg + p.space()) + p.literal(invoke_end))
+        if not strict:  # any argument, in any order, each value text or JSON
+            arg_name = p.choice(*(p.literal(str(n)) for n in names)) if names else p.chars('[^"]', 1, UNBOUNDED)
+            typed = p.literal('false">') + p.space() + p.choice(p.tag("tool-arg-json", p.json_value()), p.tag("tool-arg-py", python_value())) + p.space()
+            arg = p.tag("tool-arg", p.literal(param) + p.tag("tool-arg-name", arg_name) + p.literal('" string="') + p.choice(text, typed) + p.literal(param_end))
+            return p.tag("tool", head + p.zero_or_more(arg + p.space()) + p.literal(invoke_end))
 
-    def calls(analysis: TemplateAnalysis, request: ChatRequest) -> tuple[Parser, str]:
-        one = p.choice(*(call(f) for f in tool_functions(request)))
+        def argument(arg: str) -> Parser:  # string parameters as text, the others as JSON of their schema
+            schema = properties[arg] if isinstance(properties[arg], Mapping) else {}
+            is_text = schema.get("type") == "string" or (not schema.get("type") and "enum" not in schema)
+            value = text if is_text else p.literal('false">') + p.space() + p.schema(p.json_value(), f"{function['name']}-{arg}", schema) + p.space()
+            return p.literal(param) + p.literal(str(arg)) + p.literal('" string="') + value + p.literal(param_end) + p.space()
+
+        required = [str(n) for n in params.get("required") or [] if n in properties]
+        args = argument_set([argument(n) for n in required], [argument(str(n)) for n in names if str(n) not in required], None)
+        return head + args + p.literal(invoke_end)
+
+    def calls(analysis: TemplateAnalysis, request: ChatRequest, strict: bool = False) -> tuple[Parser, str]:
+        one = p.choice(*(call(f, strict) for f in tool_functions(request)))
         parser = p.literal(section_start) + p.space() + repeated_calls(one + p.space(), request) + p.literal(section_end) + p.space()
         return parser, section_start
 

@@ -70,7 +70,8 @@ def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: s
     calls = p.optional(p.literal(SECTION_START)) + repeated_calls(call + p.space(), request) + p.optional(p.literal(SECTION_END)) + p.space()
     with_calls = p.tag("content", p.until(*starts)) + calls + p.end()
     body = reasoning + (with_calls if request.tool_choice is ToolChoice.REQUIRED else p.choice(with_calls, p.tag("content", p.rest()) + p.end()))
-    return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, calls, SECTION_START, extracts, p.literal(boilerplate) + reasoning + with_calls)
+    # the grammar switches on at a call (models also write calls without the section marker)
+    return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, calls, CALL_START, extracts, p.literal(boilerplate) + reasoning + with_calls)
 
 
 HANDLER = Handler("kimi-k2", detect, refine, build=build)

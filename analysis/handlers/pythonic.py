@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from analysis.handlers import Handler, probe_call_render, with_tool_markers
-from analysis.parser_builder import tool_functions
+from analysis.parser_builder import argument_set, tool_functions
 from analysis.probes import ARG_A, FUN_A, Prober, conversation
 from analysis.pyliteral import python_value
 from analysis.request import ChatRequest
@@ -52,19 +52,27 @@ def refine(analysis: TemplateAnalysis, source: str) -> TemplateAnalysis:
     )
 
 
-def _call(function: Mapping[str, Any], value: Parser) -> Parser:
-    properties = (function.get("parameters") or {}).get("properties") or {}
+def _call(function: Mapping[str, Any], value: Parser, strict: bool = False) -> Parser:
+    params = function.get("parameters") or {}
+    properties = params.get("properties") or {}
     names = sorted(properties, key=lambda n: -len(str(n))) if isinstance(properties, Mapping) else []
+    if strict and names:  # the schema's arguments: required ones present, each at most once
+        def argument(arg: str) -> Parser:
+            return p.optional(p.literal(",") + p.space()) + p.literal(arg) + p.space() + p.literal("=") + p.space() + value + p.space()
+
+        required = [str(n) for n in params.get("required") or [] if n in properties]
+        args = argument_set([argument(n) for n in required], [argument(str(n)) for n in names if str(n) not in required], None)
+        return p.literal(function["name"]) + p.literal("(") + p.space() + args + p.literal(")")
     name_choice = p.choice(*(p.literal(str(n)) for n in names)) if names else p.chars("[A-Za-z0-9_]", 1, UNBOUNDED)
     arg = p.tag("tool-arg", p.tag("tool-arg-name", name_choice) + p.space() + p.literal("=") + p.space() + p.tag("tool-arg-py", value))
     args = p.optional(arg + p.zero_or_more(p.space() + p.literal(",") + p.space() + arg) + p.space())
     return p.tag("tool", p.tag("tool-name", p.literal(function["name"])) + p.literal("(") + p.space() + args + p.literal(")"))
 
 
-def calls(analysis: TemplateAnalysis, request: ChatRequest) -> tuple[Parser, str]:
+def calls(analysis: TemplateAnalysis, request: ChatRequest, strict: bool = False) -> tuple[Parser, str]:
     """``<|tool_call_start|>[call, call]<|tool_call_end|>``."""
     value = python_value()
-    call = p.choice(*(_call(f, value) for f in tool_functions(request)))
+    call = p.choice(*(_call(f, value, strict) for f in tool_functions(request)))
     more = p.zero_or_more(p.space() + p.literal(",") + p.space() + call) if request.parallel_tool_calls else p.eps()
     parser = p.literal(SECTION_START) + p.space() + p.literal("[") + p.space() + call + more + p.space() + p.literal("]") + p.space() + p.literal(SECTION_END) + p.space()
     return parser, SECTION_START
