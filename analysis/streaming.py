@@ -35,8 +35,13 @@ from peg.json_stream import IncrementalJson, JsonProgress
 
 _WS = " \t\r\n"
 _FIELDS = ("content", "reasoning", "tool-args", "tool-arg-string")
+#: full parses may read this many characters per character of output (plus
+#: :data:`_WORK_SLACK`) before a stuck stream starts to wait between them
+_WORK_PER_CHAR = 32
+_WORK_SLACK = 65536
 #: below this many characters every chunk without a fast path gets a full parse
-_PATIENT_FROM = 4096
+#: (a short stream shows, after each chunk, exactly the parse of what came)
+_PATIENT_FROM = 1024
 #: a fast path that carried this many characters shows the output is not degenerate
 _PRODUCTIVE_RUN = 256
 #: values whose only ``until`` is the inside of a string: a chunk there appends its JSON escape
@@ -257,6 +262,7 @@ class StreamParser:
         self._stuck = 0  #: full parses in a row whose fast path (if any) carried little text
         self._fast_run = 0  #: characters the fast path carried since the last full parse
         self._backlog = 0  #: characters fed since the last full parse, off the fast path
+        self._work = 0  #: characters read by full parses so far
         self.full_parses = 0  #: how many times the whole text was parsed (for benchmarks and tests)
         self.warning = ""
 
@@ -290,8 +296,12 @@ class StreamParser:
         long output keeps needing full parses (hostile or degenerate text such as
         thousands of half-written markers, where no fast path lasts), the wait
         doubles each time, so the total work stays O(n log n) and deltas arrive
-        later instead."""
+        later instead.  It starts once full parses have read more than
+        :data:`_WORK_PER_CHAR` characters per character of output, past
+        :data:`_PATIENT_FROM` characters (short outputs and normal ones never wait)."""
         if self._stuck <= 3 or self._length < _PATIENT_FROM:
+            return 0
+        if self._work < _WORK_PER_CHAR * self._length + _WORK_SLACK:
             return 0
         return min(16 << (self._stuck - 3), self._length // 2)
 
@@ -325,6 +335,7 @@ class StreamParser:
         self._stuck = 0 if self._fast_run >= _PRODUCTIVE_RUN else self._stuck + 1
         self._fast_run = 0
         self.full_parses += 1
+        self._work += len(text)
         result = parse(self.generated.built.parser, text, partial=True)
         if result.status is Status.FAILURE:
             self._failed = True  # no continuation can fit: the final parse reports it
