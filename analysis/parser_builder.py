@@ -122,18 +122,24 @@ def boilerplate_and_reasoning_start(
     return prompt, False
 
 
-def _reasoning(analysis: TemplateAnalysis, cleared_start: bool) -> Parser:
+def _reasoning(analysis: TemplateAnalysis, cleared_start: bool, stops: tuple[str, ...] = ()) -> Parser:
+    """The reasoning block.  One cut off before its end marker (the output hit
+    max_tokens while thinking) is reasoning too, up to the first of ``stops``
+    (a tool-call marker: a call written inside an unclosed block is a call)."""
     r = analysis.reasoning
     start, end = strip_ws(r.start), strip_ws(r.end)
     if not end:
         return p.eps()
     body = p.tag("reasoning", p.until(end)) + p.literal(end) + p.space()
+    open_text = p.tag("reasoning", p.until(*stops)) if stops else p.tag("reasoning", p.rest())
     if start and not cleared_start:
         # GLM's turn is "<|assistant|>\n<think>…": the model writes the newline first
         block = p.space() + p.literal(start) + p.space() + body
+        unterminated = p.space() + p.literal(start) + p.space() + open_text
     else:
         block = body
-    return p.optional(p.tag("reasoning-block", block))
+        unterminated = open_text
+    return p.optional(p.choice(p.tag("reasoning-block", block), p.tag("reasoning-block", unterminated)))
 
 
 def _content_until(analysis: TemplateAnalysis, trigger: str) -> Parser:
@@ -401,9 +407,10 @@ def build_parser(
     what a constrained model must write; the parser stays lenient)."""
     extracts = request.reasoning_format is not ReasoningFormat.NONE and analysis.reasoning.mode is not ReasoningMode.NONE
     boilerplate, cleared = boilerplate_and_reasoning_start(generation_prompt, continued_text, analysis, prefill)
-    reasoning = _reasoning(analysis, cleared) if extracts else p.eps()
     has_format = analysis.tools.format.mode is not ToolFormat.NONE or calls_builder is not None
     tools_on = request.has_tools and has_format and _tool_functions(request.tools)
+    stops = (trigger_marker(analysis),) if tools_on and calls_builder is None and trigger_marker(analysis) else ()
+    reasoning = _reasoning(analysis, cleared, stops) if extracts else p.eps()
     tool_calls: Parser | None = None
     trigger = ""
     strict: Parser | None = None

@@ -59,7 +59,9 @@ def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: s
         "harmony-msg-raw" if raw else "harmony-msg",
         header + p.literal("<|message|>") + p.tag("h-body", p.until(*ENDS, "<|start|>")) + p.optional(p.choice(*(p.literal(e) for e in ENDS))),
     )
-    body = p.zero_or_more(message + p.optional(p.literal(SEPARATOR))) + p.space() + p.end()
+    # an output cut off inside a header (a lone trailing "<|channel|>") adds nothing
+    cut_header = p.one_or_more(p.choice(to_token, channel, constrain, p.literal("<|channel|>"), p.literal("<|constrain|>"))) + p.space()
+    body = p.zero_or_more(message + p.optional(p.literal(SEPARATOR))) + p.space() + p.optional(cut_header) + p.end()
     functions = tool_functions(request) if request.has_tools else []
     if not functions:
         return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, None, "", request.reasoning_format.value != "none")
