@@ -98,18 +98,25 @@ class _TextSink:
     """Content or reasoning: trailing whitespace waits until more text follows
     (the mapper strips the message's surrounding whitespace)."""
 
-    __slots__ = ("parts", "make", "pending")
+    __slots__ = ("parts", "make", "waiting")
 
     def __init__(self, parts: list[str], make: Callable[[str], Delta], pending: str) -> None:
-        self.parts, self.make, self.pending = parts, make, pending
+        self.parts, self.make = parts, make
+        #: the held-back whitespace, in pieces (a long run costs one join, not one copy per chunk)
+        self.waiting = [pending] if pending else []
 
     def write(self, piece: str) -> list[Delta]:
-        if self.pending or piece[-1] in _WS:
-            raw = self.pending + piece
-            piece = raw.rstrip(_WS)
-            self.pending = raw[len(piece) :]
-            if not piece:
-                return []
+        if not piece.strip(_WS):  # whitespace only: it waits, in time proportional to the chunk
+            self.waiting.append(piece)
+            return []
+        if self.waiting:
+            self.waiting.append(piece)
+            piece = "".join(self.waiting)
+            self.waiting = []
+        if piece[-1] in _WS:
+            text = piece.rstrip(_WS)  # stops at the chunk's last non-space character
+            self.waiting = [piece[len(text) :]]
+            piece = text
         self.parts.append(piece)
         return [self.make(piece)]
 
