@@ -51,18 +51,15 @@ class BuiltParser:
 
 
 def marker(text: str) -> Parser:
-    """A template marker, with flexible whitespace where the template writes some:
+    """A template marker with flexible whitespace on both sides:
     ``"\\n</think>\\n\\n"`` reads as space, ``</think>``, space."""
     core = strip_ws(text)
     if not core:
         return p.space() if text else p.eps()
-    parts: list[Parser] = []
-    if text[0] in _WS:
-        parts.append(p.space())
-    parts.append(p.literal(core))
-    if text[-1] in _WS:
-        parts.append(p.space())
-    return p.seq(*parts)
+    # models put whitespace around markers that the template writes without it
+    # ("[TOOL_CALLS] name"): it is read on both sides.  (Before a string value
+    # the last marker is read by _exact, which leaves the value's whitespace.)
+    return p.space() + p.literal(core) + p.space()
 
 
 def _tool_functions(tools: Sequence[Mapping[str, Any]] | None) -> list[Mapping[str, Any]]:

@@ -51,7 +51,11 @@ def refine(analysis: TemplateAnalysis, source: str) -> TemplateAnalysis:
 def _call(function: Mapping[str, Any]) -> Parser:
     call_id = p.tag("tool-id", p.literal("functions.") + p.tag("tool-name", p.literal(function["name"])) + p.literal(":") + p.chars("[0-9]", 1, UNBOUNDED))
     args = p.tag("tool-args", p.schema(p.json_value(), f"{function['name']}-args", function.get("parameters") or {"type": "object"}))
-    return p.tag("tool", p.literal(CALL_START) + call_id + p.literal(ARGS_START) + args + p.optional(p.literal(CALL_END)))
+    # whitespace models write around the markers (" <|tool_call_argument_begin|>") is read too
+    return p.tag(
+        "tool",
+        p.literal(CALL_START) + p.space() + call_id + p.space() + p.literal(ARGS_START) + p.space() + args + p.space() + p.optional(p.literal(CALL_END)),
+    )
 
 
 def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: str, continued_text: str, prefill: PrefillOutcome) -> BuiltParser:
