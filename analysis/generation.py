@@ -21,7 +21,7 @@ from analysis.parser_builder import BuiltParser, build_parser
 from analysis.prompting import Prompt, build_prompt
 from analysis.rendering import FROZEN_CLOCK, ChatTemplate
 from analysis.request import ChatRequest, ReasoningFormat, ToolChoice
-from analysis.result import PrefillOutcome, TemplateAnalysis, ToolFormat
+from analysis.result import PrefillOutcome, TemplateAnalysis
 from peg.engine import ParseResult, Status, parse
 from peg.errors import GrammarError
 from peg.gbnf_out import to_gbnf
@@ -87,6 +87,9 @@ class Generated:
         output becomes content and the warning says where and what was expected."""
         result = self.parse_text(output, partial)
         if result.status is Status.FAILURE:
+            cut = self._cut_short(output, result, partial)
+            if cut is not None:
+                return cut
             return ParseOutcome(Message(content=output), False, self.failure_message(result), stopped_at=self._stop(result))
         message = map_result(result, self.keeps_reasoning_in_content)
         strict = self.built.strict
@@ -95,8 +98,30 @@ class Generated:
             # the tool-call marker is there but no call parsed: keep the text, say why
             failed = parse(strict, self.generation_prompt + output)
             if failed.status is Status.FAILURE:  # the output, unchanged: nothing lost or moved
+                cut = self._cut_short(output, failed, partial)
+                if cut is not None:
+                    return cut
                 return ParseOutcome(Message(content=output), False, self.failure_message(failed), stopped_at=self._stop(failed))
         return ParseOutcome(message, True, need_more=result.status is Status.NEED_MORE)
+
+    def _cut_short(self, output: str, failed: ParseResult, partial: bool) -> ParseOutcome | None:
+        """An output that fails only because it ends early (cut off at max_tokens):
+        what it holds so far, as a partial parse reads it (the calls already
+        complete are kept, an unfinished one is kept as written, never completed),
+        with ``ok=False`` and a warning.  None when no continuation of the output
+        could fit (it breaks the format)."""
+        if partial:
+            return None
+        # a valid beginning of the strict form (calls and all, no all-content fallback)
+        strict = self.built.strict or self.built.parser
+        if parse(strict, self.generation_prompt + output, partial=True).status is not Status.NEED_MORE:
+            return None
+        result = self.parse_text(output, partial=True)  # what streaming showed
+        if result.status is Status.FAILURE:
+            return None
+        message = map_result(result, self.keeps_reasoning_in_content)
+        warning = "the output ends before it is complete (cut off at max_tokens?): " + self.failure_message(failed)
+        return ParseOutcome(message, False, warning, need_more=True, stopped_at=len(output))
 
     def _stop(self, result: ParseResult) -> int:
         return max(result.furthest - len(self.generation_prompt), 0)
@@ -177,8 +202,8 @@ class AutoParser:
         else:
             calls = handler.calls if handler is not None else None
             built = build_parser(self.analysis, request, prompt.generation_prompt, prompt.continued_text, prefill, calls)
-            if self.analysis.tools.format.mode is ToolFormat.TAG_WITH_TAGGED and request.has_tools:
-                # the grammar constrains tagged arguments by the schema; the parser stays lenient
+            if request.has_tools:
+                # the grammar constrains arguments by the schema and markers exactly; the parser stays lenient
                 strict = build_parser(
                     self.analysis, request, prompt.generation_prompt, prompt.continued_text, prefill, calls, for_grammar=True
                 )

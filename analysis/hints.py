@@ -27,10 +27,8 @@ def parse_hints(parser: AutoParser, generated: Generated, output: str, outcome: 
                 "a second tool call was found but parallel_tool_calls is off: "
                 "pass --parallel-tool-calls (or set it in --request)"
             )
-    if not outcome.ok and not partial and not hints and (outcome.stopped_at or 0) >= len(output):
-        cut = generated.parse(output, partial=True)
-        if cut.ok:
-            hints.append("the output ends early (cut off at max_tokens?): try --partial")
+    if not outcome.ok and not partial and not hints and outcome.need_more:  # a valid beginning, cut short
+        hints.append("the output ends early (cut off at max_tokens?): try --partial")
     if not request.has_tools and not outcome.message.tool_calls:
         marker = trigger_marker(generated.analysis)
         if marker and marker in output:

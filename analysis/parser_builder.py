@@ -12,6 +12,7 @@ text) or ``tool-arg`` items (``tool-arg-name`` plus ``tool-arg-string`` or
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
@@ -56,10 +57,18 @@ def marker(text: str) -> Parser:
     core = strip_ws(text)
     if not core:
         return p.space() if text else p.eps()
+    if _EXACT_MARKERS.get():  # the grammar: whitespace only where the template writes some
+        return p.seq(
+            *([p.space()] if text[0] in _WS else []), p.literal(core), *([p.space()] if text[-1] in _WS else [])
+        )
     # models put whitespace around markers that the template writes without it
     # ("[TOOL_CALLS] name"): it is read on both sides.  (Before a string value
     # the last marker is read by _exact, which leaves the value's whitespace.)
     return p.space() + p.literal(core) + p.space()
+
+
+#: Set while a grammar's parser is built: markers take only the template's own whitespace.
+_EXACT_MARKERS: ContextVar[bool] = ContextVar("exact_markers", default=False)
 
 
 def _tool_functions(tools: Sequence[Mapping[str, Any]] | None) -> list[Mapping[str, Any]]:
@@ -400,14 +409,30 @@ def build_parser(
 ) -> BuiltParser:
     """Compose the parser for ``request`` (see the module docstring).  A dedicated
     handler passes ``calls_builder`` for its own tool-call syntax.  With
-    ``for_grammar``, the calls follow the tools' schemas strictly (the grammar is
-    what a constrained model must write; the parser stays lenient)."""
+    ``for_grammar``, the calls follow the tools' schemas strictly and markers take
+    only the template's own whitespace (the grammar is what a constrained model
+    must write; the parser stays lenient)."""
+    token = _EXACT_MARKERS.set(for_grammar)
+    try:
+        return _build_parser(analysis, request, generation_prompt, continued_text, prefill, calls_builder, for_grammar)
+    finally:
+        _EXACT_MARKERS.reset(token)
+
+
+def _build_parser(
+    analysis: TemplateAnalysis,
+    request: ChatRequest,
+    generation_prompt: str,
+    continued_text: str,
+    prefill: PrefillOutcome,
+    calls_builder: CallsBuilder | None,
+    for_grammar: bool,
+) -> BuiltParser:
     extracts = request.reasoning_format is not ReasoningFormat.NONE and analysis.reasoning.mode is not ReasoningMode.NONE
     boilerplate, cleared = boilerplate_and_reasoning_start(generation_prompt, continued_text, analysis, prefill)
     has_format = analysis.tools.format.mode is not ToolFormat.NONE or calls_builder is not None
     tools_on = request.has_tools and has_format and _tool_functions(request.tools)
-    stops = (trigger_marker(analysis),) if tools_on and calls_builder is None and trigger_marker(analysis) else ()
-    reasoning = _reasoning(analysis, cleared, stops) if extracts else p.eps()
+    reasoning = _reasoning(analysis, cleared) if extracts else p.eps()
     tool_calls: Parser | None = None
     trigger = ""
     strict: Parser | None = None

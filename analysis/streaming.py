@@ -318,7 +318,8 @@ class StreamParser:
         outcome = self.generated.parse(output)
         if not outcome.ok:
             self.warning = outcome.warning
-            return [], outcome
+            if not outcome.need_more:  # the format broke: the message is the output, unchanged
+                return [], outcome
         try:
             deltas = message_deltas(self._acc.message(), outcome.message)
         except NotAnExtension as exc:
