@@ -148,10 +148,11 @@ def _reasoning(analysis: TemplateAnalysis, cleared_start: bool, stops: tuple[str
     return p.optional(p.choice(p.tag("reasoning-block", block), p.tag("reasoning-block", unterminated)))
 
 
-def _content_until(analysis: TemplateAnalysis, trigger: str) -> Parser:
-    """Content before the tool calls (wrapped content markers are read, not kept)."""
+def _content_until(analysis: TemplateAnalysis, trigger: str, *more: str) -> Parser:
+    """Content before the tool calls (wrapped content markers are read, not kept),
+    up to the trigger or any of ``more``."""
     c = analysis.content
-    plain = p.tag("content", p.until(trigger))
+    plain = p.tag("content", p.until(trigger, *more))
     if c.mode is not ContentMode.PLAIN and c.start and c.end:
         wrapped = p.literal(strip_ws(c.start)) + p.tag("content", p.until(strip_ws(c.end))) + p.literal(strip_ws(c.end)) + p.space()
         return p.choice(wrapped, plain)
@@ -182,6 +183,13 @@ def _json_string_key(name: str) -> Parser:
     return p.literal('"' + name + '"') + p.space() + p.literal(":") + p.space()
 
 
+#: The two spellings of a JSON call's arguments field (Llama 3 templates write
+#: "parameters", its models often "arguments").
+_ARGS_SPELLINGS = ("parameters", "arguments")
+#: What Llama 3 models write before a call (the template writes it only for built-in tools).
+_PYTHON_TAG = "<|python_tag|>"
+
+
 def _json_native_call(analysis: TemplateAnalysis, function: Mapping[str, Any]) -> Parser:
     fmt = analysis.tools.format
     name = function["name"]
@@ -209,7 +217,11 @@ def _json_native_call(analysis: TemplateAnalysis, function: Mapping[str, Any]) -
     if fmt.name_field:
         members[fmt.name_field] = _json_string_key(key(fmt.name_field)) + p.literal('"') + p.tag("tool-name", p.literal(name)) + p.literal('"')
     if fmt.args_field:
-        members[fmt.args_field] = _json_string_key(key(fmt.args_field)) + args
+        spelled = key(fmt.args_field)
+        if spelled in _ARGS_SPELLINGS and not _EXACT_MARKERS.get():  # models write either
+            members[fmt.args_field] = p.choice(*(_json_string_key(k) for k in _ARGS_SPELLINGS)) + args
+        else:
+            members[fmt.args_field] = _json_string_key(spelled) + args
     for id_field in (fmt.id_field, fmt.gen_id_field):
         if id_field:
             members[id_field] = _json_string_key(key(id_field)) + p.literal('"') + p.tag("tool-id", p.until('"')) + p.literal('"')
@@ -270,6 +282,10 @@ def _tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any], strict
     other values as JSON constrained by their schema."""
     a = analysis.tools.arguments
     value_end = strip_ws(a.value_suffix)
+    # (lenient) the call's close, when it differs from the value closer: "</function>"
+    function_close = strip_ws(analysis.tools.function.close)
+    if function_close in ("", value_end) or _EXACT_MARKERS.get():
+        function_close = ""
     params = _parameters(function)
     properties = params.get("properties") or {}
     if not isinstance(properties, Mapping):
@@ -285,9 +301,13 @@ def _tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any], strict
             enum = arg_schema.get("enum") if isinstance(arg_schema, Mapping) else None
             if strict and isinstance(enum, list) and enum and all(isinstance(v, str) for v in enum):
                 value = p.space() + p.choice(*(p.literal(v) for v in sorted(enum, key=len, reverse=True))) + p.space()
+            elif function_close and not strict:  # a value whose closer was left out ends at the call's close
+                value = p.until(closer, function_close)
             else:
                 value = p.until(closer)
             body = suffix + _exact(a.value_prefix) + p.tag("tool-arg-string", value)
+            if function_close and not strict:
+                return p.tag("tool-arg", head + body + p.optional(marker(a.value_suffix))) + p.space()
         else:
             json_schema = arg_schema if isinstance(arg_schema, Mapping) else {}
             # JSON, or a Python literal (a template that writes {{ value }} renders [True, None, 'a'])
@@ -353,6 +373,9 @@ def _calls(analysis: TemplateAnalysis, request: ChatRequest, strict: bool = Fals
     else:
         call = p.choice(*(_tag_call(analysis, f, strict) for f in functions))
     many = request.parallel_tool_calls
+    lenient = not strict and not _EXACT_MARKERS.get()
+    if lenient and fmt.mode is ToolFormat.JSON_NATIVE and not (fmt.per_call_start or fmt.section_start):
+        call = p.optional(p.literal(_PYTHON_TAG) + p.space()) + call
     if fmt.tools_array_wrapped:
         more = p.zero_or_more(p.space() + p.literal(",") + p.space() + p.tag("tool", call)) if many else p.eps()
         unit = p.literal("[") + p.space() + p.tag("tool", call) + more + p.space() + p.literal("]")
@@ -364,12 +387,24 @@ def _calls(analysis: TemplateAnalysis, request: ChatRequest, strict: bool = Fals
             one = opener + unit + p.space() + closer + p.space()
         else:  # the call includes its markers (a streamed call is shown once they open it)
             one = p.tag("tool", opener + call + p.space() + closer) + p.space()
+            if lenient and bare_call_start(analysis):  # "<function=…>" without its "<tool_call>"
+                one = p.choice(one, p.tag("tool", call + p.space() + p.optional(closer)) + p.space())
         calls = p.one_or_more(one) if many else one
     else:
         calls = p.one_or_more(unit + p.space()) if many and not fmt.tools_array_wrapped else unit + p.space()
     if fmt.section_start or fmt.section_end:
         calls = marker(fmt.section_start) + calls + p.literal(strip_ws(fmt.section_end)) + p.space()
     return calls
+
+
+def bare_call_start(analysis: TemplateAnalysis) -> str:
+    """The function-name marker that models write without the per-call wrapper
+    (Qwen3-Coder's ``<function=`` without ``<tool_call>``), or "": only a
+    markup-like tagged prefix qualifies."""
+    fmt, prefix = analysis.tools.format, strip_ws(analysis.tools.function.name_prefix)
+    if fmt.mode is not ToolFormat.TAG_WITH_TAGGED or not fmt.per_call_start or fmt.tools_array_wrapped:
+        return ""
+    return prefix if prefix.startswith("<") and len(prefix) >= 3 else ""
 
 
 def repeated_calls(one: Parser, request: ChatRequest) -> Parser:
@@ -450,7 +485,12 @@ def _build_parser(
             if analysis.tools.format.content_after_calls:  # the template writes the turn's text after its calls
                 tool_calls = tool_calls + p.optional(p.tag("content", p.rest()))
         if trigger:
-            with_calls = _content_until(analysis, trigger) + tool_calls + p.end()
+            bare = bare_call_start(analysis) if calls_builder is None and not for_grammar else ""
+            after = p.eps()
+            if not for_grammar and not analysis.tools.format.content_after_calls:
+                # text after the calls is content (but not another call: that one needs parallel_tool_calls)
+                after = p.optional(p.negate(p.space() + p.literal(trigger)) + p.tag("content", p.rest()))
+            with_calls = _content_until(analysis, trigger, *([bare] if bare else [])) + tool_calls + after + p.end()
         else:
             with_calls = p.space() + tool_calls + p.end()
         if request.tool_choice is ToolChoice.REQUIRED:

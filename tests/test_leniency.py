@@ -141,3 +141,54 @@ def test_a_broken_call_keeps_the_output_unchanged() -> None:
     outcome = _generated("Qwen3-Coder.jinja").parse(output)
     assert not outcome.ok and not outcome.need_more
     assert outcome.message.content == output and not outcome.message.tool_calls
+
+
+# -- known spellings of the same call ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        '<|python_tag|>{"name": "get_weather", "parameters": {"city": "Paris"}}',
+        '{"name": "get_weather", "arguments": {"city": "Paris"}}',
+        '<|python_tag|>{"name": "get_weather", "arguments": {"city": "Paris"}}',
+    ],
+)
+def test_llama3_python_tag_and_arguments_spelling(output: str) -> None:
+    assert _read("meta-llama-Llama-3.1-8B-Instruct.jinja", output) == {"content": "", "tool_calls": [_call(city="Paris")], "ok": True}
+
+
+def test_bare_function_without_the_tool_call_wrapper() -> None:
+    output = "Checking.\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>"
+    assert _read("Qwen3-Coder.jinja", output) == {"content": "Checking.", "tool_calls": [_call(city="Paris")], "ok": True}
+
+
+def test_missing_parameter_closer_before_function_close() -> None:
+    output = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</function>\n</tool_call>"
+    assert _read("Qwen3-Coder.jinja", output) == {"content": "", "tool_calls": [_call(city="Paris")], "ok": True}
+
+
+def test_json_literals_in_tagged_values() -> None:
+    output = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>"
+    assert _read("Qwen3-Coder.jinja", output)["tool_calls"] == [_call(city="Paris", days=3)]
+
+
+@pytest.mark.parametrize(
+    "template, call",
+    [
+        ("NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use.jinja", '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'),
+        ("Qwen3-Coder.jinja", "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>"),
+    ],
+)
+def test_text_before_and_after_the_calls(template: str, call: str) -> None:
+    message = _read(template, "Let me check.\n" + call + "\nI will report back.")
+    assert message["tool_calls"] == [_call(city="Paris")] and message["ok"]
+    assert message["content"] == "Let me check.\nI will report back."
+
+
+# -- marker text inside argument values -------------------------------------------------
+
+
+def test_call_markers_inside_a_json_string_value() -> None:
+    output = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "a </tool_call> b <tool_call>"}}\n</tool_call>'
+    assert _read("NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use.jinja", output)["tool_calls"] == [_call(city="a </tool_call> b <tool_call>")]
