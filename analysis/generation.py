@@ -94,6 +94,15 @@ class Generated:
         message = map_result(result, self.keeps_reasoning_in_content)
         strict = self.built.strict
         trigger = self.built.trigger
+        if not partial and trigger and trigger in message.content:
+            # a call marker read as text: if the output ends inside a call (a
+            # partial parse reads one more call), it was cut short, as the stream showed
+            prefix = self.parse_text(output, partial=True)
+            if prefix.status is Status.NEED_MORE:
+                cut_message = map_result(prefix, self.keeps_reasoning_in_content)
+                if len(cut_message.tool_calls) > len(message.tool_calls):
+                    warning = "the output ends inside a tool call (cut off at max_tokens?)"
+                    return ParseOutcome(cut_message, False, warning, need_more=True, stopped_at=len(output))
         if not partial and strict is not None and trigger and not message.tool_calls and trigger in message.content:
             # the tool-call marker is there but no call parsed: keep the text, say why
             failed = parse(strict, self.generation_prompt + output)

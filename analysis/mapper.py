@@ -176,7 +176,9 @@ class _Walk:
         if recipient is not None and recipient.text.startswith("functions."):
             if not recipient.complete:
                 return
-            arguments = body.text.strip(_WS) if body.complete else body.text.lstrip(_WS)
+            # trailing whitespace goes only once an end marker follows (as the stream held it)
+            ended = body.complete and body.end < node.end
+            arguments = body.text.strip(_WS) if ended else body.text.lstrip(_WS)
             self.calls.append(ToolCall(recipient.text[len("functions.") :], arguments))
         elif recipient is not None and recipient.text != "assistant":
             return  # a message to a built-in tool (python, browser...): not part of the reply

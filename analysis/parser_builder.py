@@ -169,7 +169,7 @@ def _content_only(analysis: TemplateAnalysis) -> Parser:
         p.optional(p.tag("content", p.until(start)))
         + p.literal(start)
         + p.tag("content", p.until(end))
-        + p.literal(end)
+        + p.optional(p.literal(end))  # a reply cut off before its end marker is still the reply
         + p.space()
         + p.end()
     )

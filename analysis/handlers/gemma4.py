@@ -95,7 +95,9 @@ def gemma_to_json(text: str, complete: bool) -> str:
     return "".join(out)
 
 
-def _call(function: dict, value: Parser) -> Parser:
+def _call(function: dict, value: Parser, lenient: bool = False) -> Parser:
+    """One call; ``lenient`` (the parser, not the grammar): its closing
+    ``<tool_call|>`` may be missing or broken (what follows is then text)."""
     properties = (function.get("parameters") or {}).get("properties") or {}
     names = sorted(properties, key=lambda n: -len(str(n)))
     name_choice = p.choice(*(p.literal(str(n)) for n in names)) if names else p.chars("[A-Za-z0-9_]", 1, UNBOUNDED)
@@ -103,7 +105,8 @@ def _call(function: dict, value: Parser) -> Parser:
     args = p.optional(arg + p.zero_or_more(p.space() + p.literal(",") + p.space() + arg))
     return p.tag(
         "tool",
-        p.literal(CALL_START + "call:") + p.tag("tool-name", p.literal(function["name"])) + p.literal("{") + p.space() + args + p.space() + p.literal("}") + p.literal(CALL_END),
+        p.literal(CALL_START + "call:") + p.tag("tool-name", p.literal(function["name"])) + p.literal("{") + p.space() + args + p.space() + p.literal("}")
+        + (p.optional(p.literal(CALL_END)) if lenient else p.literal(CALL_END)),
     )
 
 
@@ -112,10 +115,12 @@ def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: s
     extracts = request.reasoning_format is not ReasoningFormat.NONE
     boilerplate, _ = boilerplate_and_reasoning_start(generation_prompt, continued_text, analysis, prefill)
     channel = p.literal(CHANNEL_OPEN) + p.optional(p.literal(CHANNEL_OPEN)) + p.literal("thought")  # bounded: no rescans
-    thought = p.tag("reasoning-block", channel + p.space() + p.tag("reasoning", p.until(CHANNEL_CLOSE)) + p.literal(CHANNEL_CLOSE) + p.space())
+    # a thought cut off before its close (max_tokens) is reasoning too
+    thought = p.tag("reasoning-block", channel + p.space() + p.tag("reasoning", p.until(CHANNEL_CLOSE)) + p.optional(p.literal(CHANNEL_CLOSE)) + p.space())
     functions = tool_functions(request) if request.has_tools else []
     value = gemma_value()
-    call = p.choice(*(_call(dict(f), value) for f in functions)) if functions else None
+    call = p.choice(*(_call(dict(f), value, lenient=True) for f in functions)) if functions else None
+    exact_call = p.choice(*(_call(dict(f), value) for f in functions)) if functions else None  # for the grammar
     stops = ([CALL_START] if call is not None else []) + ([CHANNEL_OPEN, CHANNEL_CLOSE] if extracts else [])
     plain: list[Parser] = []  # text: everything but a call marker
     if extracts:
@@ -135,7 +140,7 @@ def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: s
             before = p.rule("gemma4-before-call")
             before.body = text + p.optional(p.choice(call + p.space() + after, prose + p.Ref(before)))
             body = reasoning + before + p.end()
-    tool_calls = repeated_calls(call + p.space(), request) if call is not None else None
+    tool_calls = repeated_calls(exact_call + p.space(), request) if exact_call is not None else None
     return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, tool_calls, CALL_START if call is not None else "", extracts)
 
 

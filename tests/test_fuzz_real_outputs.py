@@ -1,0 +1,97 @@
+"""Fuzzing the parser and the stream with the real outputs of the conformance
+corpus: truncated at every position (a final, non-partial parse, as when a model
+hits max_tokens), and streamed in random chunks at random truncation points,
+with runs of marker fragments spliced in.
+
+For every final parse: a broken format keeps the output unchanged (no character
+lost, moved or added); an output cut short keeps what the stream showed; a
+fitting output is exactly what the deltas add up to.  Counts are printed.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import pytest
+
+from analysis.conformance import CaseRunner
+from analysis.mapper import Message, accumulate
+from analysis.request import ChatRequest
+from analysis.streaming import stream_output
+from tests.conftest import SHARED, ZOO, needs_shared
+
+CASES_FILE = SHARED / "conformance" / "cases.jsonl"
+
+
+def _cases() -> list[dict[str, Any]]:
+    if not CASES_FILE.is_file():
+        return []
+    return [c for c in map(json.loads, CASES_FILE.read_text().splitlines()) if not c["partial"]]
+
+
+def _markers(generated: Any) -> list[str]:
+    a = generated.analysis
+    found = [a.reasoning.start, a.reasoning.end, a.tools.format.per_call_start, a.tools.format.per_call_end,
+             a.tools.format.section_start, a.tools.function.name_prefix, a.tools.arguments.value_suffix, *generated.preserved_tokens]
+    return [m for m in found if m and m.strip()]
+
+
+@needs_shared
+def test_every_truncation_of_every_output_keeps_its_text() -> None:
+    runner = CaseRunner(ZOO)
+    finals = broken = cut = 0
+    for case in _cases():
+        generated = runner.parser_for(case["template"]).generate(ChatRequest.from_json(case["request"]))
+        output = case["output"]
+        for end in range(len(output) + 1):
+            text = output[:end]
+            outcome = generated.parse(text)
+            finals += 1
+            if not outcome.ok and not outcome.need_more:
+                broken += 1
+                assert outcome.message == Message(content=text), (case["id"], end)
+            elif not outcome.ok:
+                cut += 1
+                assert outcome.message == generated.parse(text, partial=True).message, (case["id"], end)
+    print(f"\n{finals} final parses of truncated outputs: {broken} broken (kept unchanged), {cut} cut short")
+    assert finals > 25_000
+
+
+@needs_shared
+@pytest.mark.parametrize("seed", [1, 2])
+def test_streams_never_contradict_the_final_message(seed: int) -> None:
+    rng = random.Random(seed)
+    runner = CaseRunner(ZOO)
+    streams = contradicted = broken = 0
+    spliced_contradicted = 0
+    for case in _cases():
+        generated = runner.parser_for(case["template"]).generate(ChatRequest.from_json(case["request"]))
+        output = case["output"]
+        variants = [("real", output), ("truncated", output[: rng.randint(0, len(output))])]
+        markers = _markers(generated)
+        if markers:
+            at = rng.randint(0, len(output))
+            run = "".join(rng.choice(markers)[: rng.randint(1, 12)] for _ in range(rng.randint(1, 6)))
+            variants.append(("spliced", output[:at] + run + output[at:]))
+        for kind, text in variants:
+            deltas, outcome, _ = stream_output(generated, text, rng.randint(1, 7))
+            streams += 1
+            if not outcome.ok and not outcome.need_more:  # the format broke: the output, unchanged
+                broken += 1
+                assert outcome.message == Message(content=text), case["id"]
+                continue
+            if accumulate(deltas) != outcome.message:
+                if kind == "spliced":
+                    spliced_contradicted += 1
+                else:
+                    contradicted += 1
+    print(
+        f"\n{streams} streams: {broken} broken formats (kept unchanged); contradicted by the final message: "
+        f"{contradicted} real or truncated, {spliced_contradicted} with marker fragments spliced in"
+    )
+    # Real and truncated outputs never contradict.  Fragments spliced inside a
+    # call or a wrapped reply whose opening the stream already showed can (the
+    # README's open item): their number is printed, not yet zero.
+    assert contradicted == 0
