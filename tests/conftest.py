@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,3 +26,28 @@ def reference_analysis() -> list[dict]:
     if not path.is_file():
         return []
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def reference_constrained_part(case: dict[str, Any], output: str) -> str | None:
+    """What the reference's grammar constrains in ``output`` (its triggers as
+    llama.cpp applies them: a word at its first occurrence after the reasoning,
+    a pattern at the first prefix of the output it matches, from its group)."""
+    ref = case["reference"]
+    if not ref["grammar_lazy"]:
+        return ref["generation_prompt"] + output
+    reasoning = (case["expected"].get("reasoning_content") or "").strip()
+    start = output.find(reasoning) + len(reasoning) if reasoning and reasoning in output else 0
+    found = []
+    for trigger in ref["grammar_triggers"]:
+        if trigger["type"] == 1:
+            k = output.find(trigger["value"], start)
+            if k >= 0:
+                found.append(k)
+        else:
+            pattern = re.compile(trigger["value"])
+            for end in range(start + 1, len(output) + 1):
+                match = pattern.search(output, start, end)
+                if match:
+                    found.append(match.start(1) if pattern.groups else match.start())
+                    break
+    return output[min(found):] if found else None

@@ -15,7 +15,7 @@ from peg.engine import Status, parse
 from peg.errors import GrammarError
 from peg.gbnf import MatchStatus, read_gbnf
 from peg.gbnf_out import schema_to_gbnf, to_gbnf, until_pattern
-from tests.conftest import SHARED, needs_shared
+from tests.conftest import SHARED, needs_shared, reference_constrained_part
 
 
 def accepts(grammar: str, text: str) -> bool:
@@ -229,24 +229,9 @@ def test_every_reference_grammar_loads() -> None:
 
 
 def constrained_part(case: dict) -> str | None:
-    """The text a case's reference grammar constrains: from the first trigger after
-    any reasoning for lazy grammars; otherwise the whole output, preceded by the
-    generation prompt (the reference feeds it to the grammar as a prefill)."""
-    ref, out = case["reference"], case["output"]
-    if not ref["grammar_lazy"]:
-        return ref["generation_prompt"] + out
-    reasoning = case["expected"].get("reasoning_content") or ""
-    start = 0
-    if reasoning.strip():
-        k = out.find(reasoning.strip())
-        start = k + len(reasoning.strip()) if k >= 0 else 0
-    found = []
-    for trigger in ref["grammar_triggers"]:
-        if trigger["type"] == 1:
-            k = out.find(trigger["value"], start)
-            if k >= 0:
-                found.append(k)
-    return out[min(found):] if found else None
+    """The text a case's reference grammar constrains (see
+    :func:`tests.conftest.reference_constrained_part`)."""
+    return reference_constrained_part(case, case["output"])
 
 
 @needs_shared

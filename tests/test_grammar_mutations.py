@@ -11,45 +11,19 @@ formats, which the reference does too, and enums).  The counts are printed.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, Iterator
 
 from analysis.conformance import CaseRunner
 from analysis.grammar_check import check_output
 from analysis.request import ChatRequest
 from peg.gbnf import read_gbnf
-from tests.conftest import SHARED, ZOO, needs_shared
+from tests.conftest import SHARED, ZOO, needs_shared, reference_constrained_part
 
 CASES_FILE = SHARED / "conformance" / "cases.jsonl"
 
 
-def _reference_part(case: dict[str, Any], output: str) -> str | None:
-    """What the reference's grammar constrains in ``output`` (its triggers as
-    llama.cpp applies them: a word at its first occurrence after the reasoning,
-    a pattern at the first prefix of the output it matches, from its group)."""
-    ref = case["reference"]
-    if not ref["grammar_lazy"]:
-        return ref["generation_prompt"] + output
-    reasoning = (case["expected"].get("reasoning_content") or "").strip()
-    start = output.find(reasoning) + len(reasoning) if reasoning and reasoning in output else 0
-    found = []
-    for trigger in ref["grammar_triggers"]:
-        if trigger["type"] == 1:
-            k = output.find(trigger["value"], start)
-            if k >= 0:
-                found.append(k)
-        else:
-            pattern = re.compile(trigger["value"])
-            for end in range(start + 1, len(output) + 1):
-                match = pattern.search(output, start, end)
-                if match:
-                    found.append(match.start(1) if pattern.groups else match.start())
-                    break
-    return output[min(found):] if found else None
-
-
 def _reference_accepts(case: dict[str, Any], output: str) -> bool:
-    text = _reference_part(case, output)
+    text = reference_constrained_part(case, output)
     return text is None or read_gbnf(case["reference"]["grammar"]).match(text).accepted
 
 
