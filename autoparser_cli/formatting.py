@@ -36,8 +36,8 @@ def visible(marker: str) -> Text:
 def caps_table(name: str, caps: Capabilities) -> Table:
     """The capability flags as a two-column table."""
     table = Table(title=Text(f"Capabilities of {name}"), show_header=True)
-    table.add_column("capability")
-    table.add_column("supported")
+    table.add_column("capability", overflow="fold")
+    table.add_column("supported", overflow="fold")
     for key, value in caps.to_dict().items():
         table.add_row(key, Text("yes", style="green") if value else Text("no", style="red"))
     return table
@@ -80,8 +80,8 @@ def parser_tree(parser: "Parser", label: str = "parser") -> "Tree":
 
 def _marker_table(title: str, rows: list[tuple[str, object]]) -> Table:
     table = Table(title=Text(title), show_header=False, title_justify="left")
-    table.add_column("field", style="bold")
-    table.add_column("value")
+    table.add_column("field", style="bold", overflow="fold")
+    table.add_column("value", overflow="fold")  # never cut with an ellipsis
     for name, value in rows:
         if isinstance(value, Text):
             shown = value
@@ -177,7 +177,7 @@ def analysis_tables(analysis: "TemplateAnalysis") -> list[Table]:
     if a.degraded:
         table = Table(title=Text("Degraded phases"), title_justify="left")
         for column in ("phase", "comparison", "template said"):
-            table.add_column(column)
+            table.add_column(column, overflow="fold")
         for d in a.degraded:
             table.add_row(d.phase, d.comparison, Text(d.reason, style="red"))
         tables.append(table)

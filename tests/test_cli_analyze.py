@@ -109,3 +109,18 @@ def test_analyze_shows_content_after_calls() -> None:
     data = json.loads(run_cli("analyze", "--json", str(ZOO / "llama-cpp-lfm2.jinja")).stdout)
     assert data["tools"]["format"]["content_after_calls"] is True
     assert json.loads(run_cli("analyze", "--json").stdout)["tools"]["format"]["content_after_calls"] is False
+
+
+def test_analyze_never_cuts_markers_at_narrow_widths() -> None:
+    from tests.conftest import ZOO
+
+    source = ZOO / "moonshotai-Kimi-K2.jinja"
+    if not source.is_file():
+        import pytest
+
+        pytest.skip("../shared is absent")
+    result = run_cli("analyze", str(source), width=40)
+    assert result.exit_code == 0, result.stderr
+    import re
+
+    assert not re.search(r"[^\s]…", result.stdout)  # nothing cut (" … " separates a start and an end marker)
