@@ -22,9 +22,14 @@ F = TypeVar("F", bound=Callable[..., Any])
 err_console = Console(stderr=True, highlight=False)
 
 
+def error_line(message: str) -> None:
+    """Print a one-line ``error:`` to stderr (the message made safe for a terminal)."""
+    err_console.print(f"[bold red]error:[/] {escape_text(terminal_safe(message))}", soft_wrap=True)
+
+
 def fail(message: str, code: int = 2) -> typer.Exit:
     """Print a one-line error to stderr and return the Exit to raise."""
-    err_console.print(f"[bold red]error:[/] {escape_text(terminal_safe(message))}", soft_wrap=True)
+    error_line(message)
     return typer.Exit(code)
 
 

@@ -43,8 +43,7 @@ from analysis.userio import decode_utf8, ensure_writable, validate_tools, write_
 from analysis.rendering import FROZEN_CLOCK, ChatTemplate, RenderRequest
 from autoparser_cli import __version__
 from autoparser_cli.common import (
-    err_console,
-    escape_text,
+    error_line,
     fail,
     note,
     handle_errors,
@@ -68,7 +67,6 @@ from autoparser_cli.formatting import (
     progress_bar,
 )
 from autoparser_cli.reports import CheckReport
-from autoparser_cli.textsafe import terminal_safe
 
 app = typer.Typer(
     name="autoparser",
@@ -278,7 +276,7 @@ def grammar(
         if fit.fits:
             write_stdout(fit.message() + "\n")
             return
-        err_console.print(f"[bold red]error:[/] {escape_text(terminal_safe(fit.message()))}", soft_wrap=True)
+        error_line(fit.message())
         raise typer.Exit(1)
     write_stdout(grammar_text(generated))
 
@@ -376,9 +374,9 @@ def parse(
     hints = parse_hints(parser, generated, text, outcome, partial)
     problems = call_problems(outcome.message, generated.request.tools) if outcome.ok and not partial else []
     for problem in problems:
-        err_console.print(f"[bold yellow]warning:[/] {escape_text(terminal_safe(problem))}", soft_wrap=True)
+        note(problem, "warning")
     if not outcome.ok:
-        err_console.print(f"[bold red]error:[/] {escape_text(terminal_safe(outcome.warning))}", soft_wrap=True)
+        error_line(outcome.warning)
     for hint in hints:
         note(hint, "hint")
     if not outcome.ok or problems:
