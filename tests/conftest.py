@@ -51,3 +51,24 @@ def reference_constrained_part(case: dict[str, Any], output: str) -> str | None:
                     found.append(match.start(1) if pattern.groups else match.start())
                     break
     return output[min(found):] if found else None
+
+
+#: A weather tool with a required string, an enum and an integer (closed to other names).
+WEATHER_TOOLS: list[dict[str, Any]] = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "city": {"type": "string"},
+                    "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+                    "days": {"type": "integer"},
+                },
+                "required": ["city"],
+                "additionalProperties": False,
+            },
+        },
+    }
+]

@@ -10,26 +10,8 @@ import pytest
 from analysis.call_check import call_problems
 from analysis.mapper import Message, ToolCall
 from tests.cli_helpers import run_cli
-from tests.conftest import PROJECT_TEMPLATES
+from tests.conftest import PROJECT_TEMPLATES, WEATHER_TOOLS as TOOLS
 
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "get_weather",
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    "city": {"type": "string"},
-                    "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
-                    "days": {"type": "integer"},
-                },
-                "required": ["city"],
-                "additionalProperties": False,
-            },
-        },
-    }
-]
 
 
 def _problems(name: str, arguments: str) -> list[str]:

@@ -17,23 +17,10 @@ from analysis.mapper import accumulate
 from analysis.rendering import FROZEN_CLOCK, ChatTemplate
 from analysis.request import ChatRequest
 from analysis.streaming import stream_output
-from tests.conftest import ZOO, needs_shared
+from tests.conftest import WEATHER_TOOLS as TOOLS, ZOO, needs_shared
 
 pytestmark = needs_shared
 
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "get_weather",
-            "parameters": {
-                "type": "object",
-                "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
-                "required": ["city"],
-            },
-        },
-    }
-]
 
 
 @lru_cache(maxsize=None)
