@@ -22,7 +22,7 @@ from analysis.prompting import Prompt, build_prompt
 from analysis.rendering import FROZEN_CLOCK, ChatTemplate
 from analysis.request import ChatRequest, ReasoningFormat, ToolChoice
 from analysis.result import PrefillOutcome, TemplateAnalysis
-from peg.engine import ParseResult, Status, parse
+from peg.engine import ParseResult, Status, held_back, parse
 from peg.errors import GrammarError
 from peg.gbnf_out import to_gbnf
 
@@ -92,6 +92,8 @@ class Generated:
                 return cut
             return ParseOutcome(Message(content=output), False, self.failure_message(result), stopped_at=self._stop(result))
         message = map_result(result, self.keeps_reasoning_in_content)
+        if partial and result.status is Status.NEED_MORE:
+            message = self.hold_open_reasoning(result, message)[0]
         strict = self.built.strict
         trigger = self.built.trigger
         if not partial and trigger and trigger in message.content:
@@ -99,7 +101,7 @@ class Generated:
             # partial parse reads one more call), it was cut short, as the stream showed
             prefix = self.parse_text(output, partial=True)
             if prefix.status is Status.NEED_MORE:
-                cut_message = map_result(prefix, self.keeps_reasoning_in_content)
+                cut_message = self.hold_open_reasoning(prefix, map_result(prefix, self.keeps_reasoning_in_content))[0]
                 if len(cut_message.tool_calls) > len(message.tool_calls):
                     warning = "the output ends inside a tool call (cut off at max_tokens?)"
                     return ParseOutcome(cut_message, False, warning, need_more=True, stopped_at=len(output))
@@ -112,6 +114,34 @@ class Generated:
                     return cut
                 return ParseOutcome(Message(content=output), False, self.failure_message(failed), stopped_at=self._stop(failed))
         return ParseOutcome(message, True, need_more=result.status is Status.NEED_MORE)
+
+    def hold_open_reasoning(self, result: ParseResult, message: Message) -> tuple[Message, bool]:
+        """On partial input, while a reasoning block is open, a tool-call marker in
+        it may start a call (if the block is never closed) or stay reasoning (if it
+        is): the reasoning from the marker on (or from a part of one at its very
+        end) waits until that is decided.  The message, and whether anything waits."""
+        trigger = self.built.trigger
+        if not trigger or not message.reasoning_content:
+            return message, False
+        open_blocks = [b for b in result.find("reasoning-block") if not b.complete]
+        nodes = open_blocks[-1].find("reasoning") if open_blocks else []
+        if not nodes:
+            return message, False
+        raw = nodes[-1].text
+        # what follows the reasoning text in the input decides: a marker part at
+        # the very end of the input waits, one followed by other text does not
+        written = result.text[nodes[-1].start :]
+        cut = written.find(trigger)
+        if cut < 0:
+            cut = len(written) - held_back(written, (trigger,))
+        if cut >= len(raw):
+            return message, False
+        shown = message.reasoning_content
+        whole = raw.strip(" \t\r\n")
+        if not whole or not shown.endswith(whole):
+            return message, False  # not the message's last reasoning text: leave it
+        kept = (shown[: len(shown) - len(whole)] + raw[:cut].strip(" \t\r\n")).rstrip(" \t\r\n")
+        return replace(message, reasoning_content=kept or None), True
 
     def _cut_short(self, output: str, failed: ParseResult, partial: bool) -> ParseOutcome | None:
         """An output that fails only because it ends early (cut off at max_tokens):
@@ -128,7 +158,7 @@ class Generated:
         result = self.parse_text(output, partial=True)  # what streaming showed
         if result.status is Status.FAILURE:
             return None
-        message = map_result(result, self.keeps_reasoning_in_content)
+        message = self.hold_open_reasoning(result, map_result(result, self.keeps_reasoning_in_content))[0]
         warning = "the output ends before it is complete (cut off at max_tokens?): " + self.failure_message(failed)
         return ParseOutcome(message, False, warning, need_more=True, stopped_at=len(output))
 

@@ -467,7 +467,8 @@ def _build_parser(
     boilerplate, cleared = boilerplate_and_reasoning_start(generation_prompt, continued_text, analysis, prefill)
     has_format = analysis.tools.format.mode is not ToolFormat.NONE or calls_builder is not None
     tools_on = request.has_tools and has_format and _tool_functions(request.tools)
-    reasoning = _reasoning(analysis, cleared) if extracts else p.eps()
+    trigger_text = trigger_marker(analysis) if tools_on and calls_builder is None else ""
+    reasoning = _reasoning(analysis, cleared, (trigger_text,) if trigger_text else ()) if extracts else p.eps()
     tool_calls: Parser | None = None
     trigger = ""
     strict: Parser | None = None

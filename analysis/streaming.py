@@ -349,14 +349,36 @@ class StreamParser:
             self._failed = True  # no continuation can fit: the final parse reports it
             return []
         message = map_result(result, self.generated.keeps_reasoning_in_content)
+        held = held_whole = False
+        if result.status is Status.NEED_MORE:
+            shown, held = self.generated.hold_open_reasoning(result, message)
+            # a whole marker waits for the block's end; a part of one, for the next chunk
+            held_whole = held and self.generated.built.trigger in (message.reasoning_content or "")
+            message = shown
         try:
             deltas = message_deltas(self._acc.message(), message)
         except NotAnExtension as exc:
             self.warning = str(exc)
             deltas = []
         self._acc = _Accumulated.of(message)
-        self._path = self._plan(result) if result.status is Status.NEED_MORE else None
+        if result.status is not Status.NEED_MORE:
+            self._path = None
+        elif held:  # the shown reasoning waits
+            self._path = self._plan_held(result) if held_whole else None
+        else:
+            self._path = self._plan(result)
         return deltas
+
+    def _plan_held(self, result: ParseResult) -> _Path | None:
+        """While open reasoning holds a call marker: chunks show nothing until the
+        reasoning's own delimiter (its end marker) comes, which needs a full parse."""
+        if result.frontier is None or not isinstance(result.frontier[0], Until):
+            return None
+        trigger = self.generated.built.trigger
+        delimiters = tuple(d for d in result.frontier[0].delimiters if d != trigger)
+        if not delimiters:
+            return None
+        return _UntilPath(_DropSink(), delimiters, result.text[result.end :])
 
     def _plan(self, result: ParseResult) -> _Path | None:
         """The fast path for the chunks after this parse, if the frontier is a growing field."""
@@ -375,7 +397,11 @@ class StreamParser:
         if isinstance(node, Until):
             if field_name == "escaped" and "\\" in node.delimiters:  # a Python string: backslash escapes
                 return _QuotedPath(sink, tuple(d for d in node.delimiters if d != "\\"))
-            return _UntilPath(sink, node.delimiters, text[result.end :])
+            delimiters = node.delimiters
+            trigger = self.generated.built.trigger
+            if field_name == "reasoning" and trigger and trigger not in delimiters:
+                delimiters = (*delimiters, trigger)  # a call marker in open reasoning needs a full parse
+            return _UntilPath(sink, delimiters, text[result.end :])
         if isinstance(node, Rest):
             return _RestPath(sink)
         if isinstance(node, Json) and field_name in ("tool-args", "content"):  # raw arguments, a json_schema reply

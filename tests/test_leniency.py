@@ -90,11 +90,23 @@ def test_unclosed_reasoning_is_reasoning() -> None:
     assert _read("Qwen-Qwen3-0.6B.jinja", "<think>I need to") == {"content": "", "reasoning_content": "I need to", "ok": True}
 
 
-def test_a_call_inside_an_unclosed_think_block_stays_reasoning() -> None:
-    """Streamed as reasoning while </think> may still come, so it ends as
-    reasoning: a delta once sent is never taken back (the README's open item)."""
+def test_a_call_inside_an_unclosed_think_block_is_a_call() -> None:
+    """While the block is open the stream holds the reasoning from the call marker
+    on (</think> could still come); at the end it is a call."""
     output = '<think>I will call\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
-    assert _read("Qwen-Qwen3-0.6B.jinja", output) == {"content": "", "reasoning_content": output[len("<think>") :], "ok": True}
+    assert _read("Qwen-Qwen3-0.6B.jinja", output) == {
+        "content": "", "reasoning_content": "I will call", "tool_calls": [_call(city="Paris")], "ok": True
+    }
+    # what the stream shows while the block is open: the reasoning before the marker
+    generated = _generated("Qwen-Qwen3-0.6B.jinja")
+    assert generated.parse(output[:40], partial=True).message.reasoning_content == "I will call"
+
+
+def test_a_call_marker_in_reasoning_that_closes_stays_reasoning() -> None:
+    output = "<think>I could write <tool_call> here.</think>\nNo call needed."
+    assert _read("Qwen-Qwen3-0.6B.jinja", output) == {
+        "content": "No call needed.", "reasoning_content": "I could write <tool_call> here.", "ok": True
+    }
 
 
 def test_a_lone_trailing_control_marker_adds_nothing() -> None:
