@@ -301,8 +301,13 @@ def _tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any], strict
             enum = arg_schema.get("enum") if isinstance(arg_schema, Mapping) else None
             if strict and isinstance(enum, list) and enum and all(isinstance(v, str) for v in enum):
                 value = p.space() + p.choice(*(p.literal(v) for v in sorted(enum, key=len, reverse=True))) + p.space()
-            elif function_close and not strict:  # a value whose closer was left out ends at the call's close
-                value = p.until(closer, function_close)
+            elif function_close and not strict:
+                # the value ends at its closer where the call goes on (another
+                # argument or the call's close): "x </parameter> y" inside a value
+                # stays text; a value whose closer was left out ends at the call's close
+                nexts = [n for n in (strip_ws(a.name_prefix), function_close) if n]
+                ends = [closer + gap + n for n in nexts for gap in _GAPS]
+                value = p.until(*ends, function_close)
             else:
                 value = p.until(closer)
             body = suffix + _exact(a.value_prefix) + p.tag("tool-arg-string", value)
@@ -330,6 +335,9 @@ def _tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any], strict
         extra_arg,
     )
 
+
+#: The whitespace models put between a value's closer and the next marker.
+_GAPS = ("", "\n", "\n\n", " ", "\r\n")
 
 #: How many arguments are spelled out in every order (n! alternatives); past it,
 #: required arguments go in the schema's order and optional ones in any order.

@@ -191,3 +191,12 @@ def test_text_before_and_after_the_calls(template: str, call: str) -> None:
 def test_call_markers_inside_a_json_string_value() -> None:
     output = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "a </tool_call> b <tool_call>"}}\n</tool_call>'
     assert _read("NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use.jinja", output)["tool_calls"] == [_call(city="a </tool_call> b <tool_call>")]
+
+
+def test_a_tagged_value_holding_its_own_closer() -> None:
+    """`</parameter>` inside a value, where the call does not go on after it, is text:
+    the reading under which the rest of the output parses."""
+    output = "<tool_call>\n<function=get_weather>\n<parameter=city>\nx </parameter> y\n</parameter>\n</function>\n</tool_call>"
+    assert _read("Qwen3-Coder.jinja", output)["tool_calls"] == [_call(city="x </parameter> y")]
+    two = "<tool_call>\n<function=get_weather>\n<parameter=city>\na</parameter>b\n</parameter>\n<parameter=days>\n2\n</parameter>\n</function>\n</tool_call>"
+    assert _read("Qwen3-Coder.jinja", two)["tool_calls"] == [_call(city="a</parameter>b", days=2)]
