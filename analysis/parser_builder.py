@@ -337,7 +337,7 @@ def _tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any], strict
 
 
 #: The whitespace models put between a value's closer and the next marker.
-_GAPS = ("", "\n", "\n\n", " ", "\r\n")
+_GAPS = ("\n", "", "\n\n")
 
 #: How many arguments are spelled out in every order (n! alternatives); past it,
 #: required arguments go in the schema's order and optional ones in any order.
