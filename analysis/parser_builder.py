@@ -12,7 +12,6 @@ text) or ``tool-arg`` items (``tool-arg-name`` plus ``tool-arg-string`` or
 
 from __future__ import annotations
 
-from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
@@ -51,13 +50,14 @@ class BuiltParser:
     trigger_patterns: tuple[str, ...] = ()
 
 
-def marker(text: str) -> Parser:
+def marker(text: str, strict: bool = False) -> Parser:
     """A template marker with flexible whitespace on both sides:
-    ``"\\n</think>\\n\\n"`` reads as space, ``</think>``, space."""
+    ``"\\n</think>\\n\\n"`` reads as space, ``</think>``, space.  ``strict`` (the
+    grammar): whitespace only where the template writes some."""
     core = strip_ws(text)
     if not core:
         return p.space() if text else p.eps()
-    if _EXACT_MARKERS.get():  # the grammar: whitespace only where the template writes some
+    if strict:
         return p.seq(
             *([p.space()] if text[0] in _WS else []), p.literal(core), *([p.space()] if text[-1] in _WS else [])
         )
@@ -65,10 +65,6 @@ def marker(text: str) -> Parser:
     # ("[TOOL_CALLS] name"): it is read on both sides.  (Before a string value
     # the last marker is read by _exact, which leaves the value's whitespace.)
     return p.space() + p.literal(core) + p.space()
-
-
-#: Set while a grammar's parser is built: markers take only the template's own whitespace.
-_EXACT_MARKERS: ContextVar[bool] = ContextVar("exact_markers", default=False)
 
 
 def _tool_functions(tools: Sequence[Mapping[str, Any]] | None) -> list[Mapping[str, Any]]:
@@ -190,7 +186,7 @@ _ARGS_SPELLINGS = ("parameters", "arguments")
 _PYTHON_TAG = "<|python_tag|>"
 
 
-def _json_native_call(analysis: TemplateAnalysis, function: Mapping[str, Any]) -> Parser:
+def _json_native_call(analysis: TemplateAnalysis, function: Mapping[str, Any], strict: bool = False) -> Parser:
     fmt = analysis.tools.format
     name = function["name"]
     args = p.tag("tool-args", _args_schema_parser(function))
@@ -218,7 +214,7 @@ def _json_native_call(analysis: TemplateAnalysis, function: Mapping[str, Any]) -
         members[fmt.name_field] = _json_string_key(key(fmt.name_field)) + p.literal('"') + p.tag("tool-name", p.literal(name)) + p.literal('"')
     if fmt.args_field:
         spelled = key(fmt.args_field)
-        if spelled in _ARGS_SPELLINGS and not _EXACT_MARKERS.get():  # models write either
+        if spelled in _ARGS_SPELLINGS and not strict:  # models write either
             members[fmt.args_field] = p.choice(*(_json_string_key(k) for k in _ARGS_SPELLINGS)) + args
         else:
             members[fmt.args_field] = _json_string_key(spelled) + args
@@ -238,9 +234,9 @@ def _json_native_call(analysis: TemplateAnalysis, function: Mapping[str, Any]) -
     return body
 
 
-def _call_id_between(analysis: TemplateAnalysis) -> Parser:
+def _call_id_between(analysis: TemplateAnalysis, strict: bool) -> Parser:
     cid = analysis.tools.call_id
-    return p.optional(marker(cid.prefix) + p.tag("tool-id", p.until(strip_ws(cid.suffix) or "{")))
+    return p.optional(marker(cid.prefix, strict) + p.tag("tool-id", p.until(strip_ws(cid.suffix) or "{")))
 
 
 def _tag_call(analysis: TemplateAnalysis, function: Mapping[str, Any], strict: bool = False) -> Parser:
@@ -249,19 +245,19 @@ def _tag_call(analysis: TemplateAnalysis, function: Mapping[str, Any], strict: b
     name = function["name"]
     parts: list[Parser] = []
     if cid.pos is CallIdPosition.PRE_FUNC_NAME and cid.suffix:
-        lead = p.eps() if strip_ws(cid.prefix) in (strip_ws(fmt.per_call_start), strip_ws(fmt.section_start)) else marker(cid.prefix)
-        parts.append(p.optional(lead + p.tag("tool-id", p.until(strip_ws(cid.suffix))) + marker(cid.suffix)))
-    parts.append(marker(fn.name_prefix) + p.tag("tool-name", p.literal(name)))
+        lead = p.eps() if strip_ws(cid.prefix) in (strip_ws(fmt.per_call_start), strip_ws(fmt.section_start)) else marker(cid.prefix, strict)
+        parts.append(p.optional(lead + p.tag("tool-id", p.until(strip_ws(cid.suffix))) + marker(cid.suffix, strict)))
+    parts.append(marker(fn.name_prefix, strict) + p.tag("tool-name", p.literal(name)))
     if cid.pos is CallIdPosition.BETWEEN_FUNC_AND_ARGS and cid.prefix:
-        parts.append(_call_id_between(analysis))
-    parts.append(marker(fn.name_suffix))
+        parts.append(_call_id_between(analysis, strict))
+    parts.append(marker(fn.name_suffix, strict))
     if fmt.mode is ToolFormat.TAG_WITH_JSON:
         parts.append(p.tag("tool-args", _args_schema_parser(function)))
     else:
         parts.append(_tagged_args(analysis, function, strict))
     if cid.pos is CallIdPosition.POST_ARGS and cid.prefix:
-        parts.append(p.optional(p.space() + marker(cid.prefix) + p.tag("tool-id", p.until(strip_ws(cid.suffix) or "\n")) + marker(cid.suffix)))
-    parts.append(p.space() + marker(fn.close) if fn.close else p.space())
+        parts.append(p.optional(p.space() + marker(cid.prefix, strict) + p.tag("tool-id", p.until(strip_ws(cid.suffix) or "\n")) + marker(cid.suffix, strict)))
+    parts.append(p.space() + marker(fn.close, strict) if fn.close else p.space())
     return p.seq(*parts)
 
 
@@ -284,7 +280,7 @@ def _tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any], strict
     value_end = strip_ws(a.value_suffix)
     # (lenient) the call's close, when it differs from the value closer: "</function>"
     function_close = strip_ws(analysis.tools.function.close)
-    if function_close in ("", value_end) or _EXACT_MARKERS.get():
+    if function_close in ("", value_end) or strict:
         function_close = ""
     params = _parameters(function)
     properties = params.get("properties") or {}
@@ -292,12 +288,12 @@ def _tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any], strict
         properties = {}
 
     def argument(name: str, arg_schema: Any) -> Parser:
-        head = marker(a.name_prefix) + p.tag("tool-arg-name", p.literal(name) if name else p.chars(_NAME_CHARS, 1, UNBOUNDED))
+        head = marker(a.name_prefix, strict) + p.tag("tool-arg-name", p.literal(name) if name else p.chars(_NAME_CHARS, 1, UNBOUNDED))
         if _is_string_schema(arg_schema):
             closer = value_end or strip_ws(a.name_prefix)
             # the value keeps its leading whitespace after the last marker before it
             # (GLM writes "</arg_key>\n<arg_value>": the newline belongs to no value)
-            suffix = marker(a.name_suffix) if strip_ws(a.value_prefix) else _exact(a.name_suffix)
+            suffix = marker(a.name_suffix, strict) if strip_ws(a.value_prefix) else _exact(a.name_suffix)
             enum = arg_schema.get("enum") if isinstance(arg_schema, Mapping) else None
             if strict and isinstance(enum, list) and enum and all(isinstance(v, str) for v in enum):
                 value = p.space() + p.choice(*(p.literal(v) for v in sorted(enum, key=len, reverse=True))) + p.space()
@@ -312,14 +308,14 @@ def _tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any], strict
                 value = p.until(closer)
             body = suffix + _exact(a.value_prefix) + p.tag("tool-arg-string", value)
             if function_close and not strict:
-                return p.tag("tool-arg", head + body + p.optional(marker(a.value_suffix))) + p.space()
+                return p.tag("tool-arg", head + body + p.optional(marker(a.value_suffix, strict))) + p.space()
         else:
             json_schema = arg_schema if isinstance(arg_schema, Mapping) else {}
             # JSON, or a Python literal (a template that writes {{ value }} renders [True, None, 'a'])
             json_value = p.tag("tool-arg-json", p.schema(p.json_value(), f"{function['name']}-{name or 'extra'}", json_schema))
             value = json_value if strict else p.choice(json_value, p.tag("tool-arg-py", python_value()))
-            body = marker(a.name_suffix) + marker(a.value_prefix) + value + p.space()
-        return p.tag("tool-arg", head + body + marker(a.value_suffix)) + p.space()
+            body = marker(a.name_suffix, strict) + marker(a.value_prefix, strict) + value + p.space()
+        return p.tag("tool-arg", head + body + marker(a.value_suffix, strict)) + p.space()
 
     names = sorted(properties, key=lambda n: -len(str(n)))  # longest first, as for function names
     if not strict:
@@ -377,12 +373,11 @@ def _calls(analysis: TemplateAnalysis, request: ChatRequest, strict: bool = Fals
     fmt = analysis.tools.format
     functions = tool_functions(request)
     if fmt.mode is ToolFormat.JSON_NATIVE:
-        call = p.choice(*(_json_native_call(analysis, f) for f in functions))
+        call = p.choice(*(_json_native_call(analysis, f, strict) for f in functions))
     else:
         call = p.choice(*(_tag_call(analysis, f, strict) for f in functions))
     many = request.parallel_tool_calls
-    lenient = not strict and not _EXACT_MARKERS.get()
-    if lenient and fmt.mode is ToolFormat.JSON_NATIVE and not (fmt.per_call_start or fmt.section_start):
+    if not strict and fmt.mode is ToolFormat.JSON_NATIVE and not (fmt.per_call_start or fmt.section_start):
         call = p.optional(p.literal(_PYTHON_TAG) + p.space()) + call
     if fmt.tools_array_wrapped:
         more = p.zero_or_more(p.space() + p.literal(",") + p.space() + p.tag("tool", call)) if many else p.eps()
@@ -390,18 +385,18 @@ def _calls(analysis: TemplateAnalysis, request: ChatRequest, strict: bool = Fals
     else:
         unit = p.tag("tool", call)
     if fmt.per_call_start or fmt.per_call_end:
-        opener, closer = marker(fmt.per_call_start), p.literal(strip_ws(fmt.per_call_end))
+        opener, closer = marker(fmt.per_call_start, strict), p.literal(strip_ws(fmt.per_call_end))
         if fmt.tools_array_wrapped:  # each marker pair holds an array of calls
             one = opener + unit + p.space() + closer + p.space()
         else:  # the call includes its markers (a streamed call is shown once they open it)
             one = p.tag("tool", opener + call + p.space() + closer) + p.space()
-            if lenient and bare_call_start(analysis):  # "<function=…>" without its "<tool_call>"
+            if not strict and bare_call_start(analysis):  # "<function=…>" without its "<tool_call>"
                 one = p.choice(one, p.tag("tool", call + p.space() + p.optional(closer)) + p.space())
         calls = p.one_or_more(one) if many else one
     else:
         calls = p.one_or_more(unit + p.space()) if many and not fmt.tools_array_wrapped else unit + p.space()
     if fmt.section_start or fmt.section_end:
-        calls = marker(fmt.section_start) + calls + p.literal(strip_ws(fmt.section_end)) + p.space()
+        calls = marker(fmt.section_start, strict) + calls + p.literal(strip_ws(fmt.section_end)) + p.space()
     return calls
 
 
@@ -455,22 +450,6 @@ def build_parser(
     ``for_grammar``, the calls follow the tools' schemas strictly and markers take
     only the template's own whitespace (the grammar is what a constrained model
     must write; the parser stays lenient)."""
-    token = _EXACT_MARKERS.set(for_grammar)
-    try:
-        return _build_parser(analysis, request, generation_prompt, continued_text, prefill, calls_builder, for_grammar)
-    finally:
-        _EXACT_MARKERS.reset(token)
-
-
-def _build_parser(
-    analysis: TemplateAnalysis,
-    request: ChatRequest,
-    generation_prompt: str,
-    continued_text: str,
-    prefill: PrefillOutcome,
-    calls_builder: CallsBuilder | None,
-    for_grammar: bool,
-) -> BuiltParser:
     extracts = request.reasoning_format is not ReasoningFormat.NONE and analysis.reasoning.mode is not ReasoningMode.NONE
     boilerplate, cleared = boilerplate_and_reasoning_start(generation_prompt, continued_text, analysis, prefill)
     has_format = analysis.tools.format.mode is not ToolFormat.NONE or calls_builder is not None
