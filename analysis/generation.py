@@ -51,8 +51,6 @@ class ParseOutcome:
     ok: bool
     warning: str = ""
     need_more: bool = False
-    #: Where in the output parsing stopped, when it failed.
-    stopped_at: int | None = None
 
 
 @dataclass(frozen=True)
@@ -90,7 +88,7 @@ class Generated:
             cut = self._cut_short(output, result, partial)
             if cut is not None:
                 return cut
-            return ParseOutcome(Message(content=output), False, self.failure_message(result), stopped_at=self._stop(result))
+            return ParseOutcome(Message(content=output), False, self.failure_message(result))
         message = map_result(result, self.keeps_reasoning_in_content)
         if partial and result.status is Status.NEED_MORE:
             message = self.hold_open_reasoning(result, message)[0]
@@ -104,7 +102,7 @@ class Generated:
                 cut_message = self.hold_open_reasoning(prefix, map_result(prefix, self.keeps_reasoning_in_content))[0]
                 if len(cut_message.tool_calls) > len(message.tool_calls):
                     warning = "the output ends inside a tool call (cut off at max_tokens?)"
-                    return ParseOutcome(cut_message, False, warning, need_more=True, stopped_at=len(output))
+                    return ParseOutcome(cut_message, False, warning, need_more=True)
         if not partial and strict is not None and trigger and not message.tool_calls and trigger in message.content:
             # the tool-call marker is there but no call parsed: keep the text, say why
             failed = parse(strict, self.generation_prompt + output)
@@ -112,7 +110,7 @@ class Generated:
                 cut = self._cut_short(output, failed, partial)
                 if cut is not None:
                     return cut
-                return ParseOutcome(Message(content=output), False, self.failure_message(failed), stopped_at=self._stop(failed))
+                return ParseOutcome(Message(content=output), False, self.failure_message(failed))
         return ParseOutcome(message, True, need_more=result.status is Status.NEED_MORE)
 
     def hold_open_reasoning(self, result: ParseResult, message: Message) -> tuple[Message, bool]:
@@ -160,10 +158,7 @@ class Generated:
             return None
         message = self.hold_open_reasoning(result, map_result(result, self.keeps_reasoning_in_content))[0]
         warning = "the output ends before it is complete (cut off at max_tokens?): " + self.failure_message(failed)
-        return ParseOutcome(message, False, warning, need_more=True, stopped_at=len(output))
-
-    def _stop(self, result: ParseResult) -> int:
-        return max(result.furthest - len(self.generation_prompt), 0)
+        return ParseOutcome(message, False, warning, need_more=True)
 
     def failure_message(self, result: ParseResult) -> str:
         """The parse failure, with positions in the model output (not counting the prompt)."""
