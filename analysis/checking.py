@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from analysis.errors import InputError, TemplateLoadError, TemplateRenderError
+from analysis.errors import InputError, TemplateLoadError, TemplateRenderError, one_line
 from analysis.userio import loads, read_text
 from analysis.analyzer import analyze_template
 from analysis.generation import AutoParser
@@ -206,8 +206,7 @@ def _check_template(path: Path, name: str, round_trip: bool) -> TemplateCheck:
     except RecursionError:
         return TemplateCheck(path, name, CheckStatus.FAILED, "the template nests too deeply to analyse")
     except Exception as exc:  # a bug must fail this template, not the whole run
-        detail = " ".join(str(exc).split())[:200]
-        return TemplateCheck(path, name, CheckStatus.FAILED, f"internal error ({type(exc).__name__}: {detail})")
+        return TemplateCheck(path, name, CheckStatus.FAILED, f"internal error ({type(exc).__name__}: {one_line(exc)})")
     failed = [t for t in trips if t.status == "failed"]
     if failed:
         reason = "; ".join(f"round trip ({t.probe}): {t.detail}" for t in failed)

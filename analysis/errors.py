@@ -5,6 +5,12 @@ from __future__ import annotations
 from peg.errors import AutoparserError
 
 
+def one_line(exc: BaseException, limit: int = 200) -> str:
+    """An exception's message on one line, at most ``limit`` characters."""
+    text = " ".join(str(exc).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 class TemplateLoadError(AutoparserError):
     """A template source could not be read (missing file, bad JSON, no template...)."""
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from analysis.errors import InputError, TemplateLoadError
+from analysis.errors import InputError, TemplateLoadError, one_line
 from analysis.userio import loads, read_text
 
 DEFAULT_VARIANT = "default"
@@ -247,7 +247,7 @@ def load_hub(
             allow_patterns=list(HUB_FILES),
         )
     except Exception as exc:  # offline and not cached, no such repo or revision, gated, network
-        detail = " ".join(str(exc).split())[:200] or type(exc).__name__
+        detail = one_line(exc) or type(exc).__name__
         raise TemplateLoadError(f"{origin}: cannot read it from the Hugging Face Hub ({detail})") from None
     source = _load_folder(Path(str(folder)))
     return TemplateSource(origin=origin, variants=source.variants, bos_token=source.bos_token, eos_token=source.eos_token)

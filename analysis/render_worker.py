@@ -45,7 +45,7 @@ from analysis.errors import (
     TemplateRenderError,
     TemplateSyntaxError,
 )
-from analysis.sandbox import IndexTrackingStr, RenderLimits, compile_template, render_compiled
+from analysis.sandbox import IndexTrackingStr, RenderLimits, compile_template, over_memory, render_compiled
 
 _HEADER = struct.Struct("!Q")
 #: Compiled templates a worker keeps (keyed by source and limits).
@@ -181,7 +181,7 @@ class _Worker:
             )
             return ("ok", text, RenderStats(_cpu_now() - start, stringified, indexed))
         except MemoryError:
-            return ("error", ("limit", f"the template used more than {limits.memory_mb} MB of memory", None), None)
+            return ("error", ("limit", over_memory(limits.memory_mb), None), None)
         except RecursionError:
             return ("error", ("limit", "recursion too deep", None), None)
         except Exception as exc:  # every failure goes back as data
@@ -205,7 +205,7 @@ def _serve(request_fd: int, reply_fd: int, memory_mb: int) -> None:  # pragma: n
         try:
             _send(reply_fd, reply)
         except MemoryError:
-            _send(reply_fd, ("error", ("limit", f"the template used more than {memory_mb} MB of memory", None), None))
+            _send(reply_fd, ("error", ("limit", over_memory(memory_mb), None), None))
 
 
 # -- the parent side ---------------------------------------------------------

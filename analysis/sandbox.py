@@ -32,6 +32,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from analysis.errors import (
     LimitConfigError,
+    one_line,
     RenderLimitError,
     SandboxViolation,
     TemplateRaisedError,
@@ -243,7 +244,7 @@ class SandboxedTemplateEnvironment(ImmutableSandboxedEnvironment):
             self.filters[name] = self._checked_filter(func, sized=name in _SIZE_FILTERS)
 
     def _tojson(self, value: Any, *args: Any, **kwargs: Any) -> str:
-        self._check_widths(args, kwargs)
+        # (its indent is checked by the size-filter wrapper, as "tojson" is in _SIZE_FILTERS)
         if self.strict_undefined_json and isinstance(value, Undefined):
             value._fail_with_undefined_error()
         return tojson(value, *args, **kwargs)
@@ -369,25 +370,23 @@ class SandboxedTemplateEnvironment(ImmutableSandboxedEnvironment):
         except RecursionError:
             raise RenderLimitError("recursion too deep", name) from None
         except MemoryError:
-            raise RenderLimitError(
-                f"the template used more than {self.limits.memory_mb} MB of memory", name
-            ) from None
+            raise RenderLimitError(over_memory(self.limits.memory_mb), name) from None
         except jinja2.exceptions.SecurityError as exc:
             raise SandboxViolation(f"blocked by the sandbox: {exc}", name, template_line(exc)) from None
         except TemplateRenderError:
             raise
         except Exception as exc:  # the template's own runtime errors (TypeError, ...)
             raise TemplateRenderError(
-                f"render failed: {type(exc).__name__}: {_one_line(exc)}", name, template_line(exc)
+                f"render failed: {type(exc).__name__}: {one_line(exc, 300)}", name, template_line(exc)
             ) from None
         text = "".join(out)
         _check_output(text, name)
         return text
 
 
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return text if len(text) <= 300 else text[:297] + "..."
+def over_memory(memory_mb: int) -> str:
+    """The message of a template that ran out of its memory limit."""
+    return f"the template used more than {memory_mb} MB of memory"
 
 
 #: A Python object's default repr carries its memory address, a class's repr its
@@ -455,14 +454,9 @@ def syntax_column(source: str, line: int | None) -> int | None:
 
 
 def compile_template(source: str, name: str, limits: RenderLimits) -> CompiledTemplate:
-    """Compile ``source`` in a fresh sandboxed environment, checking its size and
-    nesting first; every failure is a :class:`TemplateSyntaxError`."""
-    if len(source) > limits.max_template_chars:
-        raise TemplateSyntaxError(
-            f"the template is {len(source):,} characters, over the limit of {limits.max_template_chars:,}",
-            name,
-            None,
-        )
+    """Compile ``source`` in a fresh sandboxed environment, checking its nesting
+    first (its size is checked by the caller, before it is sent to the worker);
+    every failure is a :class:`TemplateSyntaxError`."""
     env = SandboxedTemplateEnvironment(limits=limits)
     try:
         tree = env.parse(source)
@@ -487,7 +481,7 @@ def compile_template(source: str, name: str, limits: RenderLimits) -> CompiledTe
         ) from None
     except Exception as exc:  # Python's own compiler limits, oversized literals, ...
         raise TemplateSyntaxError(
-            f"the template cannot be compiled ({type(exc).__name__}: {_one_line(exc)})", name, None
+            f"the template cannot be compiled ({type(exc).__name__}: {one_line(exc, 300)})", name, None
         ) from None
     return CompiledTemplate(env, template)
 

@@ -12,7 +12,7 @@ from rich.console import Console
 
 from analysis.builtin import demo_template_path
 from autoparser_cli.textsafe import terminal_safe
-from analysis.errors import InputError
+from analysis.errors import InputError, one_line
 from analysis.userio import checked, loads
 from analysis.loading import read_json
 from peg.errors import AutoparserError
@@ -65,8 +65,7 @@ def handle_errors(func: F) -> F:
         except (typer.Exit, typer.Abort, typer.TyperException):
             raise
         except Exception as exc:  # a bug: still one line, never a traceback
-            detail = " ".join(str(exc).split())[:200]
-            raise fail(f"internal error ({type(exc).__name__}: {detail}); please report it") from None
+            raise fail(f"internal error ({type(exc).__name__}: {one_line(exc)}); please report it") from None
 
     return wrapper  # type: ignore[return-value]
 
