@@ -25,10 +25,10 @@ from analysis.phase_log import PhaseLog
 from analysis.probes import (
     ASSISTANT_TEXT,
     PROBE_STRINGS,
-    Comparison,
     USER,
     USER_TEXT,
     USER_TEXT_2,
+    Comparison,
     ComparisonFailed,
     Prober,
     assistant,
@@ -278,4 +278,4 @@ def prefill_outcome(generation_prompt: str, reasoning: ReasoningAnalysis) -> Pre
     return PrefillOutcome.NONE
 
 
-__all__ = ["analyze_template", "preserved_tokens", "prefill_outcome", "MARKER_RE"]
+__all__ = ["MARKER_RE", "analyze_template", "prefill_outcome", "preserved_tokens"]

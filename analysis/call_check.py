@@ -11,7 +11,8 @@ outside its enum.  Each problem is one line naming the call.
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from analysis.mapper import Message
 

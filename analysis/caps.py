@@ -7,8 +7,9 @@ probe whose render raises counts as "not supported".
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any, Callable
+from typing import Any
 
 from analysis.errors import RenderLimitError, TemplateRenderError
 from analysis.rendering import ChatTemplate, RenderRequest

@@ -15,19 +15,20 @@ import multiprocessing
 import os
 import time
 import warnings
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
-from analysis.errors import InputError, TemplateLoadError, TemplateRenderError, one_line
-from analysis.userio import loads, read_text
 from analysis.analyzer import analyze_template
+from analysis.errors import InputError, TemplateLoadError, TemplateRenderError, one_line
 from analysis.generation import AutoParser
 from analysis.loading import load_template
 from analysis.rendering import FROZEN_CLOCK, ChatTemplate, RenderRequest
 from analysis.result import TemplateAnalysis
 from analysis.round_trip import RoundTrip, round_trips
+from analysis.userio import loads, read_text
 from peg.errors import AutoparserError
 
 TEMPLATE_FILE_NAMES = ("tokenizer_config.json", "chat_template.json")
@@ -102,7 +103,7 @@ class TemplateCheck:
             return "degraded: " + ", ".join(sorted({d.phase for d in self.analysis.degraded}))
         if self.status == CheckStatus.FAILED:
             return "failed: " + (self.reason if len(self.reason) <= 90 else self.reason[:87] + "...")
-        return self.status.value
+        return str(self.status.value)
 
     @property
     def passed(self) -> bool:
@@ -176,7 +177,7 @@ def check_templates(
             i = futures[future]
             try:
                 out[i] = future.result()
-            except Exception as exc:  # a job process that died: that template fails
+            except Exception as exc:  # noqa: BLE001 - a job process that died: that template fails
                 path, name, _ = items[i]
                 out[i] = TemplateCheck(path, name, CheckStatus.FAILED, f"the check process died ({type(exc).__name__})")
             if progress:
@@ -205,7 +206,7 @@ def _check_template(path: Path, name: str, round_trip: bool) -> TemplateCheck:
         return TemplateCheck(path, name, CheckStatus.FAILED, str(exc))
     except RecursionError:
         return TemplateCheck(path, name, CheckStatus.FAILED, "the template nests too deeply to analyse")
-    except Exception as exc:  # a bug must fail this template, not the whole run
+    except Exception as exc:  # noqa: BLE001 - a bug must fail this template, not the whole run
         return TemplateCheck(path, name, CheckStatus.FAILED, f"internal error ({type(exc).__name__}: {one_line(exc)})")
     failed = [t for t in trips if t.status == "failed"]
     if failed:

@@ -16,18 +16,19 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from analysis.errors import InputError
-from analysis.userio import loads, read_text
 from analysis.generation import AutoParser, Generated, auto_parser
 from analysis.grammar_check import check_output
 from analysis.loading import load_template
 from analysis.mapper import Message, NotAnExtension, accumulate, message_deltas
 from analysis.request import ChatRequest
 from analysis.streaming import StreamParser
+from analysis.userio import loads, read_text
 from peg.errors import AutoparserError
 
 CHECK_NAMES = ("parse", "stream", "grammar")

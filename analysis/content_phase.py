@@ -7,7 +7,15 @@ import re
 from analysis.errors import TemplateRenderError
 from analysis.markers import MARKER_RE, marker_after, marker_before, strip_ws
 from analysis.phase_log import PhaseLog
-from analysis.probes import ASSISTANT_TEXT, REASONING_TEXT, ComparisonFailed, Prober, assistant, conversation, tool_call
+from analysis.probes import (
+    ASSISTANT_TEXT,
+    REASONING_TEXT,
+    ComparisonFailed,
+    Prober,
+    assistant,
+    conversation,
+    tool_call,
+)
 from analysis.result import ContentAnalysis, ContentMode, ReasoningAnalysis
 
 

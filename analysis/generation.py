@@ -186,7 +186,7 @@ class Generated:
             "preserved_tokens": list(self.preserved_tokens),
         }
 
-    def stream(self) -> "StreamParser":
+    def stream(self) -> StreamParser:
         """A streaming parser for this request."""
         from analysis.streaming import StreamParser
 

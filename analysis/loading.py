@@ -9,9 +9,10 @@ them, a ``.gguf`` file (metadata only), or a Hugging Face Hub repository id
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from analysis.errors import InputError, TemplateLoadError, one_line
 from analysis.userio import loads, read_text
@@ -29,7 +30,7 @@ class TemplateSource:
     bos_token: str = ""
     eos_token: str = ""
 
-    def pick(self, variant: str | None = None, has_tools: bool = False) -> "LoadedTemplate":
+    def pick(self, variant: str | None = None, has_tools: bool = False) -> LoadedTemplate:
         """Choose one variant: the named one, else ``tool_use`` when tools are present
         (as llama.cpp does), else ``default``, else the only one."""
         if variant is not None:
@@ -75,8 +76,8 @@ def _token_text(value: Any) -> str:
     """bos/eos as a string or an AddedToken-style ``{"content": ...}`` dict."""
     if isinstance(value, str):
         return value
-    if isinstance(value, Mapping) and isinstance(value.get("content"), str):
-        return value["content"]
+    if isinstance(value, Mapping) and isinstance(content := value.get("content"), str):
+        return content
     return ""
 
 
@@ -164,7 +165,7 @@ def _load_gguf(path: Path) -> TemplateSource:
         ) from None
     try:
         reader = GGUFReader(str(path), "r")
-    except Exception as exc:  # gguf raises ValueError/struct.error/etc. on junk
+    except Exception as exc:  # noqa: BLE001 - gguf raises ValueError/struct.error/etc. on junk
         raise TemplateLoadError(f"{path}: not a GGUF file ({exc})") from None
 
     def field_str(key: str) -> str | None:
@@ -206,7 +207,7 @@ def _load_gguf(path: Path) -> TemplateSource:
         try:
             token_id = int(id_field.parts[id_field.data[0]][0])
             return bytes(tokens.parts[tokens.data[token_id]]).decode("utf-8")
-        except Exception:
+        except Exception:  # noqa: BLE001 - a token the reader cannot decode reads as none
             return ""
 
     return TemplateSource(
@@ -246,7 +247,7 @@ def load_hub(
             local_files_only=local_files_only,
             allow_patterns=list(HUB_FILES),
         )
-    except Exception as exc:  # offline and not cached, no such repo or revision, gated, network
+    except Exception as exc:  # noqa: BLE001 - offline and not cached, no such repo or revision, gated, network
         detail = one_line(exc) or type(exc).__name__
         raise TemplateLoadError(f"{origin}: cannot read it from the Hugging Face Hub ({detail})") from None
     source = _load_folder(Path(str(folder)))

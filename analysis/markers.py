@@ -26,11 +26,11 @@ def first_marker(text: str) -> re.Match[str] | None:
     return MARKER_RE.search(text)
 
 
-def last_marker(text: str) -> re.Match[str] | None:
-    """The last marker in ``text``."""
+def last_marker(text: str, end: int | None = None) -> re.Match[str] | None:
+    """The last marker in ``text`` (in ``text[:end]`` when ``end`` is given)."""
     found = None
-    for found in MARKER_RE.finditer(text):
-        pass
+    for match in MARKER_RE.finditer(text, 0, len(text) if end is None else end):
+        found = match
     return found
 
 
@@ -89,7 +89,7 @@ def marker_after(text: str, pos: int) -> tuple[str, str, str] | None:
 def common_prefix(a: str, b: str) -> str:
     """The longest common prefix of ``a`` and ``b``."""
     n = 0
-    for x, y in zip(a, b):
+    for x, y in zip(a, b):  # noqa: B905 - stops at the shorter on purpose
         if x != y:
             break
         n += 1
@@ -99,7 +99,7 @@ def common_prefix(a: str, b: str) -> str:
 def common_suffix(a: str, b: str) -> str:
     """The longest common suffix of ``a`` and ``b``."""
     n = 0
-    for x, y in zip(reversed(a), reversed(b)):
+    for x, y in zip(reversed(a), reversed(b)):  # noqa: B905 - stops at the shorter on purpose
         if x != y:
             break
         n += 1

@@ -12,8 +12,9 @@ text) or ``tool-arg`` items (``tool-arg-name`` plus ``tool-arg-string`` or
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Protocol, Sequence
+from typing import Any, Protocol
 
 from analysis.markers import strip_ws
 from analysis.pyliteral import python_value
@@ -44,7 +45,7 @@ class BuiltParser:
     extracts_reasoning: bool
     strict: Parser | None = None  #: the parser without the all-content fallback (to explain a broken call)
     #: the same built for the grammar, where it constrains more than the parser reads
-    grammar_source: "BuiltParser | None" = None
+    grammar_source: BuiltParser | None = None
     #: regexes that switch the lazy grammar on from their first group (instead
     #: of the ``trigger`` word), as llama.cpp's pattern triggers
     trigger_patterns: tuple[str, ...] = ()
@@ -209,7 +210,10 @@ def _json_native_call(analysis: TemplateAnalysis, function: Mapping[str, Any], s
     for field in (fmt.name_field, fmt.args_field, fmt.id_field, fmt.gen_id_field):
         if "." in field:
             nested_prefix = field.split(".", 1)[0]
-    key = lambda f: f.split(".", 1)[1] if nested_prefix and f.startswith(nested_prefix + ".") else f  # noqa: E731
+
+    def key(f: str) -> str:
+        return f.split(".", 1)[1] if nested_prefix and f.startswith(nested_prefix + ".") else f
+
     if fmt.name_field:
         members[fmt.name_field] = _json_string_key(key(fmt.name_field)) + p.literal('"') + p.tag("tool-name", p.literal(name)) + p.literal('"')
     if fmt.args_field:
@@ -427,7 +431,7 @@ class CallsBuilder(Protocol):
     marker; with ``strict``, as the grammar constrains the calls (the tool's
     schema: required arguments present, each at most once, typed values)."""
 
-    def __call__(self, analysis: TemplateAnalysis, request: ChatRequest, strict: bool = False) -> "tuple[Parser, str]": ...
+    def __call__(self, analysis: TemplateAnalysis, request: ChatRequest, strict: bool = False) -> tuple[Parser, str]: ...
 
 
 def tool_functions(request: ChatRequest) -> list[Mapping[str, Any]]:

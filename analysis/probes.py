@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 from analysis.caps import Capabilities, adapt_messages
 from analysis.diff import DiffSplit, diff_split

@@ -10,8 +10,9 @@ model's output, so what it opened (``<think>``) or closed is known.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from analysis.caps import Capabilities, render_adapted
 from analysis.diff import appended

@@ -109,7 +109,7 @@ def py_to_json(text: str, complete: bool) -> str:
     return "".join(out).strip() if complete else "".join(out).lstrip()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def python_value() -> Parser:
     """A Python literal: strings in either quote style, numbers, True/False/None
     (and JSON's spellings), lists, tuples and dicts, nested.  One shared rule

@@ -5,7 +5,16 @@ from __future__ import annotations
 from analysis.diff import diff_split
 from analysis.markers import MARKER_RE, marker_after, marker_before, strip_ws
 from analysis.phase_log import PhaseLog
-from analysis.probes import REASONING_TEXT, USER_TEXT, Comparison, ComparisonFailed, Prober, assistant, conversation, tool_call
+from analysis.probes import (
+    REASONING_TEXT,
+    USER_TEXT,
+    Comparison,
+    ComparisonFailed,
+    Prober,
+    assistant,
+    conversation,
+    tool_call,
+)
 from analysis.result import ReasoningAnalysis, ReasoningMode
 
 

@@ -45,7 +45,13 @@ from analysis.errors import (
     TemplateRenderError,
     TemplateSyntaxError,
 )
-from analysis.sandbox import IndexTrackingStr, RenderLimits, compile_template, over_memory, render_compiled
+from analysis.sandbox import (
+    IndexTrackingStr,
+    RenderLimits,
+    compile_template,
+    over_memory,
+    render_compiled,
+)
 
 _HEADER = struct.Struct("!Q")
 #: Compiled templates a worker keeps (keyed by source and limits).
@@ -184,7 +190,7 @@ class _Worker:
             return ("error", ("limit", over_memory(limits.memory_mb), None), None)
         except RecursionError:
             return ("error", ("limit", "recursion too deep", None), None)
-        except Exception as exc:  # every failure goes back as data
+        except Exception as exc:  # noqa: BLE001 - every failure goes back as data
             # What the failed render noticed still counts (a template may index
             # content as a list and then reject the conversation).
             return ("error", _error_reply(exc), RenderStats(_cpu_now() - start, 0, IndexTrackingStr.hits))
@@ -238,7 +244,7 @@ class RenderWorker:
                 os.close(request_w)
                 os.close(reply_r)
                 _serve(request_r, reply_w, memory_mb)
-            except BaseException:
+            except BaseException:  # noqa: BLE001 - a token the reader cannot decode reads as none
                 code = 1
             finally:
                 os._exit(code)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import copy
 import hashlib
 import os
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Callable, Mapping, NoReturn, Sequence
+from typing import Any, NoReturn
 
 from analysis.errors import (
     RenderLimitError,

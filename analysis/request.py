@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from analysis.errors import TemplateLoadError
 from analysis.userio import validate_tools
@@ -40,7 +41,7 @@ def _enum(cls: type[enum.Enum], value: Any, name: str) -> Any:
     try:
         return cls(value)
     except ValueError:
-        choices = ", ".join(m.value for m in cls)  # type: ignore[attr-defined]
+        choices = ", ".join(m.value for m in cls)
         raise TemplateLoadError(f"request: {name} must be one of {choices}, not {value!r}") from None
 
 
@@ -65,7 +66,7 @@ class ChatRequest:
         return bool(self.tools) and self.tool_choice is not ToolChoice.NONE
 
     @classmethod
-    def from_json(cls, data: Any) -> "ChatRequest":
+    def from_json(cls, data: Any) -> ChatRequest:
         """Read the JSON request format of the conformance cases (missing keys take defaults)."""
         if isinstance(data, list):
             data = {"messages": data}

@@ -74,7 +74,8 @@ def _to_json(value: Any) -> Any:
 class _Jsonable:
     def to_json(self) -> dict[str, Any]:
         """This object as JSON-ready data (enums as their names)."""
-        return _to_json(self)
+        data: dict[str, Any] = _to_json(self)
+        return data
 
     def with_(self, **changes: Any) -> Any:
         """A copy with ``changes`` applied (dataclasses are frozen)."""
@@ -215,7 +216,7 @@ class TemplateAnalysis(_Jsonable):
         """The reference's fields plus ``generation_prompt``, ``workarounds``,
         ``degraded`` and ``evidence`` (and ``specialized`` when a dedicated
         handler owns the template)."""
-        data = _to_json(self)
+        data: dict[str, Any] = _to_json(self)
         data["caps"] = self.caps.to_dict()
         data["generation_prompt"] = self.generation_prompt.text
         data["reasoning_prefill"] = self.generation_prompt.prefill.value

@@ -14,18 +14,19 @@ a turn that cannot be lined up with the generation prompt).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from analysis.caps import render_adapted
-from analysis.errors import AutoparserError
 from analysis.fixtures import WEATHER_TOOL
-from analysis.markers import strip_ws
 from analysis.mapper import Message
+from analysis.markers import strip_ws
 from analysis.rendering import ChatTemplate, RenderRequest
 from analysis.request import ChatRequest
 from analysis.result import PrefillOutcome, ReasoningMode, ToolFormat
+from peg.errors import AutoparserError
 
 if TYPE_CHECKING:
     from analysis.generation import AutoParser, Generated

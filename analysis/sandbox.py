@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any
 
 import jinja2
 from jinja2 import nodes
@@ -32,12 +33,12 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from analysis.errors import (
     LimitConfigError,
-    one_line,
     RenderLimitError,
     SandboxViolation,
     TemplateRaisedError,
     TemplateRenderError,
     TemplateSyntaxError,
+    one_line,
 )
 
 
@@ -71,7 +72,7 @@ class RenderLimits:
         return max(30.0, 10 * self.cpu_s)
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str]) -> "RenderLimits":
+    def from_env(cls, environ: Mapping[str, str]) -> RenderLimits:
         """Defaults overridden by ``AUTOPARSER_CPU_S``, ``AUTOPARSER_TEMPLATE_CPU_S``,
         ``AUTOPARSER_MEMORY_MB`` and ``AUTOPARSER_MAX_TEMPLATE_CHARS``."""
         changes: dict[str, Any] = {}
@@ -125,7 +126,7 @@ class LenientUndefined(jinja2.ChainableUndefined):
 class GenerationExtension(Extension):
     """``{% generation %}...{% endgeneration %}`` renders its body unchanged."""
 
-    tags = {"generation"}
+    tags = {"generation"}  # noqa: RUF012 - declared so by jinja2's Extension
 
     def parse(self, parser: Any) -> nodes.Node:
         lineno = next(parser.stream).lineno
@@ -299,11 +300,12 @@ class SandboxedTemplateEnvironment(ImmutableSandboxedEnvironment):
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
         if operator == "*":
             for seq, n in ((left, right), (right, left)):
-                if isinstance(seq, (str, list, tuple)) and isinstance(n, int):
-                    if len(seq) * max(n, 0) > self.limits.max_string_chars:
-                        raise _LimitExceeded(
-                            f"repetition would exceed {self.limits.max_string_chars} items"
-                        )
+                if (
+                    isinstance(seq, (str, list, tuple))
+                    and isinstance(n, int)
+                    and len(seq) * max(n, 0) > self.limits.max_string_chars
+                ):
+                    raise _LimitExceeded(f"repetition would exceed {self.limits.max_string_chars} items")
         if operator == "**" and isinstance(right, (int, float)) and abs(right) > 1000:
             raise _LimitExceeded("exponent too large")
         if operator in ("*", "**") and isinstance(left, int) and isinstance(right, int):
@@ -335,7 +337,7 @@ class SandboxedTemplateEnvironment(ImmutableSandboxedEnvironment):
                 return True
         return super().is_safe_attribute(obj, attr, value)
 
-    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
+    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
         if getattr(__obj, "__name__", None) in _SIZE_METHODS and isinstance(getattr(__obj, "__self__", None), str):
             __self._check_widths(args, kwargs)
         return __self._check_size(super().call(__context, __obj, *args, **kwargs))
@@ -375,7 +377,7 @@ class SandboxedTemplateEnvironment(ImmutableSandboxedEnvironment):
             raise SandboxViolation(f"blocked by the sandbox: {exc}", name, template_line(exc)) from None
         except TemplateRenderError:
             raise
-        except Exception as exc:  # the template's own runtime errors (TypeError, ...)
+        except Exception as exc:  # noqa: BLE001 - the template's own runtime errors (TypeError, ...)
             raise TemplateRenderError(
                 f"render failed: {type(exc).__name__}: {one_line(exc, 300)}", name, template_line(exc)
             ) from None
@@ -414,7 +416,7 @@ class IndexTrackingStr(str):
 
     hits = 0
 
-    def __getitem__(self, key: Any) -> Any:  # type: ignore[override]
+    def __getitem__(self, key: Any) -> Any:
         if isinstance(key, int):
             IndexTrackingStr.hits += 1
         return str.__getitem__(self, key)
@@ -424,7 +426,7 @@ class IndexTrackingStr(str):
 class CompiledTemplate:
     """A template compiled in its own sandboxed environment."""
 
-    env: "SandboxedTemplateEnvironment"
+    env: SandboxedTemplateEnvironment
     template: jinja2.Template
 
 
@@ -479,7 +481,7 @@ def compile_template(source: str, name: str, limits: RenderLimits) -> CompiledTe
         raise TemplateSyntaxError(
             f"compiling the template used more than {limits.memory_mb} MB of memory", name, None
         ) from None
-    except Exception as exc:  # Python's own compiler limits, oversized literals, ...
+    except Exception as exc:  # noqa: BLE001 - Python's own compiler limits, oversized literals, ...
         raise TemplateSyntaxError(
             f"the template cannot be compiled ({type(exc).__name__}: {one_line(exc, 300)})", name, None
         ) from None

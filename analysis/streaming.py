@@ -12,9 +12,11 @@ completes, a JSON value closes) cost a full parse, and there are few of them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from json.encoder import encode_basestring as _encode_string  # json.dumps(s, ensure_ascii=False) of a str
-from typing import Callable, Union
+from json.encoder import (
+    encode_basestring as _encode_string,  # json.dumps(s, ensure_ascii=False) of a str
+)
 
 from analysis.generation import Generated, ParseOutcome
 from analysis.mapper import (
@@ -98,7 +100,7 @@ class _TextSink:
     """Content or reasoning: trailing whitespace waits until more text follows
     (the mapper strips the message's surrounding whitespace)."""
 
-    __slots__ = ("parts", "make", "waiting")
+    __slots__ = ("make", "parts", "waiting")
 
     def __init__(self, parts: list[str], make: Callable[[str], Delta], pending: str) -> None:
         self.parts, self.make = parts, make
@@ -125,7 +127,7 @@ class _ArgumentsSink:
     """A call's JSON arguments: raw JSON text as written, or the inside of a JSON
     string (escaped; a tagged value's trailing newline waits until more text follows)."""
 
-    __slots__ = ("parts", "index", "escape", "hold_newline", "pending")
+    __slots__ = ("escape", "hold_newline", "index", "parts", "pending")
 
     def __init__(self, parts: list[str], index: int, escape: bool, hold_newline: bool, pending: str) -> None:
         self.parts, self.index, self.escape, self.hold_newline, self.pending = parts, index, escape, hold_newline, pending
@@ -152,7 +154,7 @@ class _DropSink:
         return []
 
 
-_Sink = Union[_TextSink, _ArgumentsSink, _DropSink]
+_Sink = _TextSink | _ArgumentsSink | _DropSink
 
 
 class _RestPath:
@@ -171,7 +173,7 @@ class _UntilPath:
     """The field runs until one of ``delimiters``: a chunk that completes one is
     structural; a possible delimiter start at the end is held back."""
 
-    __slots__ = ("sink", "delimiters", "first_chars", "tail")
+    __slots__ = ("delimiters", "first_chars", "sink", "tail")
 
     def __init__(self, sink: _Sink, delimiters: tuple[str, ...], tail: str) -> None:
         self.sink, self.delimiters, self.tail = sink, delimiters, tail
@@ -208,7 +210,7 @@ class _QuotedPath:
     structural.  Escapes are decoded as the mapper decodes them; one cut short
     at the end of a chunk waits for the next."""
 
-    __slots__ = ("sink", "quotes", "specials", "tail")
+    __slots__ = ("quotes", "sink", "specials", "tail")
 
     def __init__(self, sink: _Sink, quotes: tuple[str, ...]) -> None:
         self.sink, self.quotes, self.tail = sink, quotes, ""
@@ -232,7 +234,7 @@ class _QuotedPath:
         return self.sink.write(decoded) if decoded else []
 
 
-_Path = Union[_RestPath, _UntilPath, _JsonPath, _QuotedPath]
+_Path = _RestPath | _UntilPath | _JsonPath | _QuotedPath
 
 
 @dataclass
@@ -249,7 +251,7 @@ class _Accumulated:
         )
 
     @classmethod
-    def of(cls, message: Message) -> "_Accumulated":
+    def of(cls, message: Message) -> _Accumulated:
         acc = cls([message.content], [message.reasoning_content or ""])
         acc.calls = [(c.name, c.id, [c.arguments]) for c in message.tool_calls]
         return acc
@@ -424,7 +426,7 @@ class StreamParser:
             return _DropSink()
         names = call.find("tool-name") if call is not None and call.name == "tool" else []
         harmony_call = call is not None and call.name != "tool" and any(n.name == "h-to" and n.complete for n in call.children)
-        if not (names and names[0].complete or harmony_call) or not acc.calls:
+        if not ((names and names[0].complete) or harmony_call) or not acc.calls:
             return None  # the call is not shown yet: its arguments wait for the name
         parts, index = acc.calls[-1][2], len(acc.calls) - 1
         if field_name == "tool-args":

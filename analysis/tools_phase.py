@@ -14,6 +14,7 @@ from analysis.markers import (
     MARKER_RE,
     first_marker,
     from_last_marker,
+    last_marker,
     lstrip_ws,
     strip_ws,
     through_first_marker,
@@ -27,8 +28,8 @@ from analysis.probes import (
     FUN_A,
     FUN_B,
     ID_A,
-    USER_TEXT,
     ID_B,
+    USER_TEXT,
     VALUE_A,
     VALUE_B,
     Comparison,
@@ -38,6 +39,7 @@ from analysis.probes import (
     conversation,
     tool_call,
 )
+from analysis.rendering import RenderRequest
 from analysis.result import (
     ArgumentsAnalysis,
     CallIdAnalysis,
@@ -52,7 +54,7 @@ from analysis.result import (
 _WS = " \t\r\n"
 
 
-def _calls(*calls: dict[str, Any]):  # -> RenderRequest
+def _calls(*calls: dict[str, Any]) -> RenderRequest:
     return conversation(assistant(content="", calls=calls))
 
 
@@ -97,9 +99,7 @@ def _trailing_markers(text: str) -> list[str]:
         j = end
         while j > 0 and text[j - 1] in _WS:
             j -= 1
-        match = None
-        for match in MARKER_RE.finditer(text, 0, j):
-            pass
+        match = last_marker(text, j)
         if not match or match.end() != j:
             break
         found.insert(0, match.group())

@@ -7,10 +7,16 @@ and the analysis lists the ones that fired.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Callable
 
-from analysis.result import ContentAnalysis, ContentMode, ReasoningAnalysis, ReasoningMode, TemplateAnalysis
+from analysis.result import (
+    ContentAnalysis,
+    ContentMode,
+    ReasoningAnalysis,
+    ReasoningMode,
+    TemplateAnalysis,
+)
 
 _THINK = ReasoningAnalysis(ReasoningMode.TAG_BASED, "<think>", "</think>")
 

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import functools
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 import typer
 from rich.console import Console
 
 from analysis.builtin import demo_template_path
-from autoparser_cli.textsafe import terminal_safe
 from analysis.errors import InputError, one_line
-from analysis.userio import checked, loads
 from analysis.loading import read_json
+from analysis.userio import checked, loads
+from autoparser_cli.textsafe import terminal_safe
 from peg.errors import AutoparserError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -64,7 +65,7 @@ def handle_errors(func: F) -> F:
             raise fail("out of memory") from None
         except (typer.Exit, typer.Abort, typer.TyperException):
             raise
-        except Exception as exc:  # a bug: still one line, never a traceback
+        except Exception as exc:  # noqa: BLE001 - a bug: still one line, never a traceback
             raise fail(f"internal error ({type(exc).__name__}: {one_line(exc)}); please report it") from None
 
     return wrapper  # type: ignore[return-value]

@@ -14,11 +14,11 @@ if TYPE_CHECKING:
     from rich.tree import Tree
 
     from analysis.checking import TemplateCheck
-    from analysis.round_trip import RoundTrip
     from analysis.generation import Generated, Trigger
     from analysis.mapper import Delta, Message
     from analysis.probes import Comparison
     from analysis.result import TemplateAnalysis
+    from analysis.round_trip import RoundTrip
     from peg.combinators import Parser
 
 from analysis.caps import Capabilities
@@ -43,7 +43,7 @@ def caps_table(name: str, caps: Capabilities) -> Table:
     return table
 
 
-def _node_label(node: "Parser") -> Text:
+def _node_label(node: Parser) -> Text:
     from peg.combinators import Repetition, Rule, Schema, Tag
 
     if not node.children():
@@ -59,14 +59,14 @@ def _node_label(node: "Parser") -> Text:
     return Text(type(node).__name__)
 
 
-def parser_tree(parser: "Parser", label: str = "parser") -> "Tree":
+def parser_tree(parser: Parser, label: str = "parser") -> Tree:
     """A PEG parser as a Rich tree (each rule body shown once)."""
     from rich.tree import Tree
 
     root = Tree(Text(label, style="bold"))
     shown: set[int] = set()
 
-    def add(branch: Tree, node: "Parser") -> None:
+    def add(branch: Tree, node: Parser) -> None:
         child = branch.add(_node_label(node))
         if id(node) in shown:
             return
@@ -97,7 +97,7 @@ def _marker_table(title: str, rows: list[tuple[str, object]]) -> Table:
     return table
 
 
-def analysis_tables(analysis: "TemplateAnalysis") -> list[Table]:
+def analysis_tables(analysis: TemplateAnalysis) -> list[Table]:
     """An analysis as Rich tables: capabilities, reasoning, content, tool format,
     function / argument / call-id markers, generation prompt, tokens, degradations."""
     a = analysis
@@ -190,7 +190,7 @@ def _clip(text: str, keep: int, from_end: bool) -> str:
     return "…" + text[-keep:] if from_end else text[:keep] + "…"
 
 
-def comparison_text(comparison: "Comparison", keep: int = 160) -> Text:
+def comparison_text(comparison: Comparison, keep: int = 160) -> Text:
     """A comparison's diff, coloured: common prefix (dim), left only (red),
     right only (green), common suffix (dim); whitespace made visible."""
 
@@ -215,7 +215,7 @@ def comparison_text(comparison: "Comparison", keep: int = 160) -> Text:
     return out
 
 
-def message_panels(message: "Message") -> list["Panel"]:
+def message_panels(message: Message) -> list[Panel]:
     """A parsed message as Rich panels: reasoning, content, one per tool call
     (arguments pretty-printed when they are JSON)."""
     import json
@@ -244,7 +244,7 @@ TRIGGER_LEGEND = (
 )
 
 
-def trigger_text(triggers: "tuple[Trigger, ...]") -> Text:
+def trigger_text(triggers: tuple[Trigger, ...]) -> Text:
     """Triggers as ``kind "value"`` (the legend is :data:`TRIGGER_LEGEND`)."""
     if not triggers:
         return Text("—", style="dim")
@@ -257,7 +257,7 @@ def trigger_text(triggers: "tuple[Trigger, ...]") -> Text:
     return out
 
 
-def _delta_key(delta: "Delta") -> tuple[object, ...]:
+def _delta_key(delta: Delta) -> tuple[object, ...]:
     """Deltas with the same key grow the same field and may be shown as one."""
     if delta.tool_index is None:
         return ("content",) if delta.content is not None else ("reasoning",)
@@ -266,7 +266,7 @@ def _delta_key(delta: "Delta") -> tuple[object, ...]:
     return ("arguments", delta.tool_index)
 
 
-def merge_deltas(deltas: "list[Delta]") -> "list[Delta]":
+def merge_deltas(deltas: list[Delta]) -> list[Delta]:
     """Adjacent deltas that grow the same field, joined (for display: printing
     every 4-character delta as its own line is slow and hard to read)."""
     from itertools import groupby
@@ -285,9 +285,12 @@ def merge_deltas(deltas: "list[Delta]") -> "list[Delta]":
     return out
 
 
-def delta_text(delta: "Delta") -> Text:
+def delta_text(delta: Delta) -> Text:
     """One stream delta as a line: which field grows, and the piece (whitespace visible)."""
-    shown = lambda s: terminal_safe(s).replace("\n", "↵")  # noqa: E731
+
+    def shown(s: str) -> str:
+        return terminal_safe(s).replace("\n", "↵")
+
     if delta.tool_index is None:
         field = "content" if delta.content is not None else "reasoning"
         return Text.assemble((f"{field:>9} ", "bold"), (shown(delta.content or delta.reasoning_content or ""), ""))
@@ -302,7 +305,7 @@ def delta_text(delta: "Delta") -> Text:
     return Text.assemble(*parts)
 
 
-def _joined(markers: "tuple[str, ...] | list[str]") -> Text:
+def _joined(markers: tuple[str, ...] | list[str]) -> Text:
     out = Text()
     for i, m in enumerate(markers):
         if i:
@@ -318,7 +321,7 @@ def _pair(start: str, end: str) -> Text:
     return out
 
 
-def analysis_summary(analysis: "TemplateAnalysis", generated: "Generated") -> Table:
+def analysis_summary(analysis: TemplateAnalysis, generated: Generated) -> Table:
     """The analysis in a few lines that fit 80 columns: each mode with its key
     markers, and how the grammar starts.  Folds, never cuts."""
     a, fmt = analysis, analysis.tools.format
@@ -350,7 +353,7 @@ def analysis_summary(analysis: "TemplateAnalysis", generated: "Generated") -> Ta
     return table
 
 
-def grammar_text(generated: "Generated") -> str:
+def grammar_text(generated: Generated) -> str:
     """The grammar as a plain GBNF file: the lazy flag, triggers (kind and
     JSON-quoted value) and preserved tokens as ``#`` comments, then the rules."""
     import json
@@ -369,7 +372,7 @@ def grammar_text(generated: "Generated") -> str:
     return "\n".join(lines) + "\n" + g.grammar.rstrip("\n") + "\n"
 
 
-def generation_renderables(generated: "Generated") -> list[object]:
+def generation_renderables(generated: Generated) -> list[object]:
     """The generated parser (as a tree), grammar, lazy flag, triggers and tokens."""
     from rich.panel import Panel
 
@@ -395,7 +398,7 @@ def generation_renderables(generated: "Generated") -> list[object]:
     ]
 
 
-def check_table(checks: "list[TemplateCheck]", drifted: "set[str] | frozenset[str]" = frozenset()) -> Table:
+def check_table(checks: list[TemplateCheck], drifted: set[str] | frozenset[str] = frozenset()) -> Table:
     """One row per template: reasoning, content, tool format and key markers,
     status (``drifted`` names differ from the lock file); full reasons are in
     :func:`check_details`."""
@@ -427,7 +430,7 @@ def check_table(checks: "list[TemplateCheck]", drifted: "set[str] | frozenset[st
 
 
 def check_details(
-    checks: "list[TemplateCheck]", drifted: "dict[str, list[str]]", known: "dict[str, str]"
+    checks: list[TemplateCheck], drifted: dict[str, list[str]], known: dict[str, str]
 ) -> list[Text]:
     """Everything the table has no room for, in full: failure and degraded
     reasons, skipped probes and why, and lock-file drift."""
@@ -455,7 +458,7 @@ def check_details(
     return out
 
 
-def round_trip_text(trips: "tuple[RoundTrip, ...]") -> Text:
+def round_trip_text(trips: tuple[RoundTrip, ...]) -> Text:
     """``4/4 ok`` (and how many probes were skipped), or the probes that failed, in red."""
     if not trips:
         return Text("—")

@@ -8,16 +8,16 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import List, Optional
+from typing import Any
 
 import typer
 from rich.console import Console
 from rich.text import Text
 
 from analysis.analyzer import analyze_template
-from analysis.caps import detect_capabilities, render_adapted
-from analysis.fixtures import FULL_CONVERSATION, SCENARIOS, WEATHER_TOOL
 from analysis.builtin import templates_dir
+from analysis.call_check import call_problems
+from analysis.caps import detect_capabilities, render_adapted
 from analysis.checking import (
     CheckStatus,
     check_templates,
@@ -31,22 +31,22 @@ from analysis.checking import (
     unique_names,
 )
 from analysis.conformance import CaseRunner, load_cases
+from analysis.fixtures import FULL_CONVERSATION, SCENARIOS, WEATHER_TOOL
 from analysis.generation import AutoParser, auto_parser
-from analysis.call_check import call_problems
 from analysis.grammar_check import check_output
 from analysis.hints import parse_hints
 from analysis.loading import load_template
 from analysis.mapper import Delta
+from analysis.rendering import FROZEN_CLOCK, ChatTemplate, RenderRequest
 from analysis.request import ChatRequest
 from analysis.streaming import StreamParser
 from analysis.userio import decode_utf8, ensure_writable, validate_tools, write_atomic
-from analysis.rendering import FROZEN_CLOCK, ChatTemplate, RenderRequest
 from autoparser_cli import __version__
 from autoparser_cli.common import (
     error_line,
     fail,
-    note,
     handle_errors,
+    note,
     parse_kwargs,
     read_json_file,
     source_or_default,
@@ -60,9 +60,9 @@ from autoparser_cli.formatting import (
     check_table,
     comparison_text,
     delta_text,
-    merge_deltas,
     generation_renderables,
     grammar_text,
+    merge_deltas,
     message_panels,
     progress_bar,
 )
@@ -107,22 +107,22 @@ def main(
 @app.command()
 @handle_errors
 def render(
-    source: Optional[Path] = SourceArg,
-    messages: Optional[Path] = typer.Option(None, "--messages", metavar="FILE", help="JSON file: list of messages."),
-    tools: Optional[Path] = typer.Option(None, "--tools", metavar="FILE", help="JSON file: list of tools."),
+    source: Path | None = SourceArg,
+    messages: Path | None = typer.Option(None, "--messages", metavar="FILE", help="JSON file: list of messages."),
+    tools: Path | None = typer.Option(None, "--tools", metavar="FILE", help="JSON file: list of tools."),
     add_generation_prompt: bool = typer.Option(
         True, "--add-generation-prompt/--no-add-generation-prompt", help="Append the assistant prompt."
     ),
-    enable_thinking: Optional[bool] = typer.Option(
+    enable_thinking: bool | None = typer.Option(
         None, "--enable-thinking/--no-enable-thinking", help="Pass enable_thinking to the template."
     ),
-    kwarg: Optional[List[str]] = typer.Option(None, "--kwarg", metavar="KEY=JSON", help="Extra variable key=json (repeatable)."),
-    scenario: Optional[str] = typer.Option(
+    kwarg: list[str] | None = typer.Option(None, "--kwarg", metavar="KEY=JSON", help="Extra variable key=json (repeatable)."),
+    scenario: str | None = typer.Option(
         None,
         "--scenario", metavar="NAME",
         help="A built-in one-exchange conversation: " + " | ".join([*SCENARIOS, "all"]) + " (instead of --messages).",
     ),
-    variant: Optional[str] = VariantOpt,
+    variant: str | None = VariantOpt,
 ) -> None:
     """Render a template with a conversation and print the prompt exactly.
 
@@ -174,9 +174,9 @@ def _adapted_note(label: str, error: str) -> None:
 @app.command()
 @handle_errors
 def caps(
-    source: Optional[Path] = SourceArg,
+    source: Path | None = SourceArg,
     as_json: bool = typer.Option(False, "--json", help="Print the flags as JSON."),
-    variant: Optional[str] = VariantOpt,
+    variant: str | None = VariantOpt,
 ) -> None:
     """Detect a template's capabilities by probe renders.
 
@@ -193,15 +193,15 @@ def caps(
 @app.command()
 @handle_errors
 def analyze(
-    source: Optional[Path] = SourceArg,
+    source: Path | None = SourceArg,
     as_json: bool = typer.Option(False, "--json", help="Print the analysis as JSON (nothing else on stdout)."),
-    tools: Optional[Path] = typer.Option(None, "--tools", metavar="FILE", help="JSON file: the request's tools."),
+    tools: Path | None = typer.Option(None, "--tools", metavar="FILE", help="JSON file: the request's tools."),
     no_tools: bool = typer.Option(False, "--no-tools", help="Analyse for a request without tools."),
     enable_thinking: bool = typer.Option(
         True, "--enable-thinking/--no-enable-thinking", help="enable_thinking for the generation prompt."
     ),
     diffs: bool = typer.Option(False, "--diffs", help="Show every comparison's diff (where markers came from)."),
-    variant: Optional[str] = VariantOpt,
+    variant: str | None = VariantOpt,
 ) -> None:
     """Find a template's reasoning, content and tool-call markers by differential analysis,
     and show the parser and grammar generated for a one-message request
@@ -215,7 +215,7 @@ def analyze(
     if tool_list is not None and not isinstance(tool_list, list):
         raise fail("--tools must hold a JSON list of tools")
     loaded = load_template(source_or_default(source), variant, has_tools=not no_tools)
-    comparisons: list = []
+    comparisons: list[Any] = []
     template = ChatTemplate(loaded, clock=FROZEN_CLOCK)
     result = analyze_template(template, enable_thinking, record=comparisons)
     request = ChatRequest(
@@ -242,14 +242,14 @@ def analyze(
 @app.command()
 @handle_errors
 def grammar(
-    source: Optional[Path] = SourceArg,
-    request: Optional[Path] = typer.Option(None, "--request", metavar="FILE", help="JSON file: the request (messages, tools, options)."),
-    tools: Optional[Path] = typer.Option(None, "--tools", metavar="FILE", help="JSON file: list of tools (default: the built-in weather tool)."),
-    check_output_path: Optional[str] = typer.Option(
+    source: Path | None = SourceArg,
+    request: Path | None = typer.Option(None, "--request", metavar="FILE", help="JSON file: the request (messages, tools, options)."),
+    tools: Path | None = typer.Option(None, "--tools", metavar="FILE", help="JSON file: list of tools (default: the built-in weather tool)."),
+    check_output_path: str | None = typer.Option(
         None, "--check", metavar="OUTPUT", help="Model output file (or - for stdin) to test against the grammar."
     ),
     partial: bool = typer.Option(False, "--partial", help="With --check: the output is cut short (a valid prefix fits)."),
-    variant: Optional[str] = VariantOpt,
+    variant: str | None = VariantOpt,
 ) -> None:
     """Print the GBNF grammar generated for a request, as plain text to copy.
 
@@ -263,7 +263,7 @@ def grammar(
     Exit status: 0 printed (with --check: the output fits), 1 it does not fit, 2 bad input.
     """
     if request is None and tools is None:
-        data: dict = {"messages": [{"role": "user", "content": "Hello"}], "tools": [WEATHER_TOOL]}
+        data: dict[str, Any] = {"messages": [{"role": "user", "content": "Hello"}], "tools": [WEATHER_TOOL]}
         chat_request = ChatRequest.from_json(data)
     else:
         chat_request = _request(request, tools, None, None)
@@ -281,7 +281,7 @@ def grammar(
     write_stdout(grammar_text(generated))
 
 
-def _read_output(output: Optional[str]) -> str:
+def _read_output(output: str | None) -> str:
     if output is None or output == "-":
         stdin = getattr(sys.stdin, "buffer", None)
         return decode_utf8(stdin.read(), "stdin") if stdin is not None else sys.stdin.read()
@@ -295,11 +295,11 @@ def _read_output(output: Optional[str]) -> str:
 
 
 def _request(
-    request: Optional[Path],
-    tools: Optional[Path],
-    reasoning_format: Optional[str],
-    enable_thinking: Optional[bool],
-    parallel_tool_calls: Optional[bool] = None,
+    request: Path | None,
+    tools: Path | None,
+    reasoning_format: str | None,
+    enable_thinking: bool | None,
+    parallel_tool_calls: bool | None = None,
 ) -> ChatRequest:
     if request is not None and tools is not None:
         raise fail("give --request or --tools, not both")
@@ -320,24 +320,24 @@ def _request(
 @app.command()
 @handle_errors
 def parse(
-    output: Optional[str] = typer.Argument(None, metavar="OUTPUT", help="File with the model output, or - for stdin (default: stdin)."),
-    template: Optional[Path] = typer.Option(None, "--template", metavar="SOURCE", help="Template SOURCE (default: the built-in demo)."),
-    request: Optional[Path] = typer.Option(None, "--request", metavar="FILE", help="JSON file: the request (messages, tools, options)."),
-    tools: Optional[Path] = typer.Option(None, "--tools", metavar="FILE", help="JSON file: list of tools (with a default one-message request)."),
-    reasoning_format: Optional[str] = typer.Option(
+    output: str | None = typer.Argument(None, metavar="OUTPUT", help="File with the model output, or - for stdin (default: stdin)."),
+    template: Path | None = typer.Option(None, "--template", metavar="SOURCE", help="Template SOURCE (default: the built-in demo)."),
+    request: Path | None = typer.Option(None, "--request", metavar="FILE", help="JSON file: the request (messages, tools, options)."),
+    tools: Path | None = typer.Option(None, "--tools", metavar="FILE", help="JSON file: list of tools (with a default one-message request)."),
+    reasoning_format: str | None = typer.Option(
         None, "--reasoning-format", metavar="FORMAT", help="none | auto | deepseek | deepseek-legacy (default: the request's, else auto)."
     ),
-    enable_thinking: Optional[bool] = typer.Option(
+    enable_thinking: bool | None = typer.Option(
         None, "--enable-thinking/--no-enable-thinking", help="enable_thinking (default: the request's, else on)."
     ),
     partial: bool = typer.Option(False, "--partial", help="The output is cut short: parse what is there."),
-    parallel_tool_calls: Optional[bool] = typer.Option(
+    parallel_tool_calls: bool | None = typer.Option(
         None, "--parallel-tool-calls/--no-parallel-tool-calls", help="Allow several tool calls (default: the request's, else off)."
     ),
     stream: bool = typer.Option(False, "--stream", help="Feed the output in chunks and print each delta."),
     chunk: int = typer.Option(4, "--chunk", metavar="N", min=1, help="Chunk size in characters for --stream."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON (a message; with --stream, one delta per line)."),
-    variant: Optional[str] = VariantOpt,
+    variant: str | None = VariantOpt,
 ) -> None:
     """Parse raw model output into a message {content, reasoning_content, tool_calls}.
 
@@ -393,7 +393,7 @@ class _DeltaPrinter:
         self.pending: list[Delta] = []
         self.last = time.monotonic()
 
-    def add(self, deltas: "list[Delta] | tuple[Delta, ...]") -> None:
+    def add(self, deltas: list[Delta] | tuple[Delta, ...]) -> None:
         if self.as_json:
             for delta in deltas:
                 write_stdout(json.dumps({"delta": delta.to_json()}, ensure_ascii=False) + "\n")
@@ -412,20 +412,20 @@ class _DeltaPrinter:
 @app.command()
 @handle_errors
 def check(
-    paths: Optional[List[Path]] = typer.Argument(None, metavar="PATHS", help="Template files or folders (default: the project's templates/)."),
-    lock: Optional[Path] = typer.Option(None, "--lock", metavar="FILE", help="Lock file: fail on any change from the recorded analyses."),
+    paths: list[Path] | None = typer.Argument(None, metavar="PATHS", help="Template files or folders (default: the project's templates/)."),
+    lock: Path | None = typer.Option(None, "--lock", metavar="FILE", help="Lock file: fail on any change from the recorded analyses."),
     update_lock: bool = typer.Option(False, "--update-lock", help="Write or refresh the --lock file."),
-    cases: Optional[Path] = typer.Option(None, "--cases", metavar="FILE", help="JSONL file of expected-parse cases to run."),
-    templates: Optional[Path] = typer.Option(None, "--templates", metavar="DIR", help="Folder the cases' templates are in (default: the case file's)."),
-    case_ids: Optional[List[str]] = typer.Option(None, "--case", metavar="ID", help="Run only the case with this id (repeatable)."),
-    pattern: Optional[str] = typer.Option(None, "-k", metavar="PATTERN", help="Run only cases and templates whose id or name contains PATTERN."),
-    known_failures: Optional[Path] = typer.Option(
+    cases: Path | None = typer.Option(None, "--cases", metavar="FILE", help="JSONL file of expected-parse cases to run."),
+    templates: Path | None = typer.Option(None, "--templates", metavar="DIR", help="Folder the cases' templates are in (default: the case file's)."),
+    case_ids: list[str] | None = typer.Option(None, "--case", metavar="ID", help="Run only the case with this id (repeatable)."),
+    pattern: str | None = typer.Option(None, "-k", metavar="PATTERN", help="Run only cases and templates whose id or name contains PATTERN."),
+    known_failures: Path | None = typer.Option(
         None, "--known-failures", metavar="FILE", help="JSON object {id or template name: reason}: listed failures pass, listed passes are reported as fixed."
     ),
     jobs: int = typer.Option(0, "--jobs", "-j", metavar="N", min=0, show_default=False, help="Processes to check templates in (default: the CPU count)."),
-    shard_spec: Optional[str] = typer.Option(None, "--shard", metavar="I/N", help="I/N: check only the I-th of N shares of the templates (for a CI matrix)."),
+    shard_spec: str | None = typer.Option(None, "--shard", metavar="I/N", help="I/N: check only the I-th of N shares of the templates (for a CI matrix)."),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON summary (nothing else on stdout)."),
-    junit: Optional[Path] = typer.Option(None, "--junit", metavar="FILE", help="Also write JUnit XML to this file."),
+    junit: Path | None = typer.Option(None, "--junit", metavar="FILE", help="Also write JUnit XML to this file."),
     round_trip: bool = typer.Option(True, "--round-trip/--no-round-trip", help="Check that each template's own renderings (tool calls, a reply, reasoning) parse back."),
 ) -> None:
     """Check template collections and expected-parse case files (for CI).

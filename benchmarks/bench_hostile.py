@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.test_hostile import HOSTILE  # noqa: E402
+from tests.test_hostile import HOSTILE
 
 _MEASURE = (
     "import json, resource, subprocess, sys\n"

@@ -93,9 +93,9 @@ def floor(text, size=4):
 def main() -> None:
     print(f"{'output':<24}{'size':>8}{'full parse':>12}{'stream/4':>10}{'ratio':>8}{'floor':>9}{'floor ratio':>13}{'full parses':>13}")
     for name, generated, text in workloads():
-        full = timed(lambda: generated.parse(text), repeat=9)
-        streamed = timed(lambda: stream(generated, text), repeat=9)
-        least = timed(lambda: floor(text), repeat=9)
+        full = timed(lambda g=generated, t=text: g.parse(t), repeat=9)
+        streamed = timed(lambda g=generated, t=text: stream(g, t), repeat=9)
+        least = timed(lambda t=text: floor(t), repeat=9)
         parses = stream(generated, text).full_parses
         print(
             f"{name:<24}{len(text):>8}{full * 1000:>10.2f}ms{streamed * 1000:>8.1f}ms{streamed / full:>7.1f}x"
@@ -105,7 +105,7 @@ def main() -> None:
     scaling = []
     for size in (25_000, 50_000, 100_000, 200_000):
         sample = (text * 2)[:size]
-        scaling.append(f"{size // 1000} KB {timed(lambda: stream(generated, sample), repeat=3) * 1000:.0f} ms")
+        scaling.append(f"{size // 1000} KB {timed(lambda s=sample: stream(generated, s), repeat=3) * 1000:.0f} ms")
     print("streaming time by size (4-char chunks): " + ", ".join(scaling))
     text = text[:20_000]
     quadratic = timed(lambda: [generated.parse(text[:i], partial=True) for i in range(4, len(text) + 4, 4)], repeat=1)

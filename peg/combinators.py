@@ -9,8 +9,9 @@ rules: ``rule("value", ...)`` defines one, ``ref("value")`` refers to it.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping
+from typing import Any
 
 UNBOUNDED = -1
 
@@ -18,13 +19,13 @@ UNBOUNDED = -1
 class Parser:
     """Base of all parser nodes."""
 
-    def __add__(self, other: "Parser") -> "Parser":
+    def __add__(self, other: Parser) -> Parser:
         return seq(self, other)
 
-    def __or__(self, other: "Parser") -> "Parser":
+    def __or__(self, other: Parser) -> Parser:
         return choice(self, other)
 
-    def children(self) -> tuple["Parser", ...]:
+    def children(self) -> tuple[Parser, ...]:
         """Direct sub-parsers (for walking the tree)."""
         return ()
 
@@ -35,7 +36,7 @@ class Parser:
     def __str__(self) -> str:
         return self.dump()
 
-    def walk(self) -> Iterator["Parser"]:
+    def walk(self) -> Iterator[Parser]:
         """This node and every node below it (each rule body once)."""
         seen: set[int] = set()
         stack: list[Parser] = [self]

@@ -17,9 +17,9 @@ Named rules are memoised per position, so backtracking never repeats their work;
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Callable
 
 from peg.combinators import (
     UNBOUNDED,
@@ -68,11 +68,11 @@ class TagNode:
     start: int
     end: int
     text: str
-    children: tuple["TagNode", ...] = ()
+    children: tuple[TagNode, ...] = ()
     complete: bool = True
     closer: str = ""
 
-    def find(self, name: str) -> list["TagNode"]:
+    def find(self, name: str) -> list[TagNode]:
         """Every capture named ``name`` below this one, in order."""
         out: list[TagNode] = []
         for child in self.children:

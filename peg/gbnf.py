@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import Union
 
 from peg.errors import GrammarError
 
@@ -45,22 +44,22 @@ class GRef:
 
 @dataclass(frozen=True)
 class GSeq:
-    items: tuple["GExpr", ...]
+    items: tuple[GExpr, ...]
 
 
 @dataclass(frozen=True)
 class GAlt:
-    options: tuple["GExpr", ...]
+    options: tuple[GExpr, ...]
 
 
 @dataclass(frozen=True)
 class GRepeat:
-    item: "GExpr"
+    item: GExpr
     min: int
     max: int | None
 
 
-GExpr = Union[GChars, GRef, GSeq, GAlt, GRepeat]
+GExpr = GChars | GRef | GSeq | GAlt | GRepeat
 
 ANY = GChars((), True)
 
@@ -290,11 +289,11 @@ class _Reader:
         return item
 
 
-def read_gbnf(text: str) -> "Grammar":
+def read_gbnf(text: str) -> Grammar:
     """Read a GBNF grammar; raises GrammarError with line and column."""
     reader = _Reader(text)
     rules = reader.grammar()
-    for name, expr in rules.items():
+    for expr in rules.values():
         for ref in _refs(expr):
             if ref.name not in rules:
                 raise GrammarError(f"GBNF line {ref.line}, column {ref.column}: undefined rule {ref.name!r}")
@@ -339,11 +338,11 @@ class MatchResult:
     def message(self) -> str:
         if self.status is MatchStatus.REJECTED:
             return f"rejected at offset {self.position}: expected {', '.join(self.expected) or 'end of input'}"
-        return self.status.value
+        return str(self.status.value)
 
 
 # Flattened form: rule id -> alternatives -> elements (GChars or int rule id).
-_Elem = Union[GChars, int]
+_Elem = GChars | int
 _Frame = tuple[int, int, int]  # (rule, alternative, position)
 
 

@@ -77,7 +77,7 @@ class IncrementalJson:
                 self.in_string = False  # closing quote
                 i += 1
                 self._value_done()
-                if self.status is JsonProgress.DONE:
+                if self._done():
                     self.end = self.consumed + i
                     return self.status
                 continue
@@ -89,7 +89,7 @@ class IncrementalJson:
                     continue
                 if not self._finish_token():
                     return self._error()
-                if self.status is JsonProgress.DONE:
+                if self._done():
                     self.end = self.consumed + i
                     return self.status
                 continue
@@ -99,7 +99,7 @@ class IncrementalJson:
             if not self._structural(c):
                 return self._error()
             i += 1
-            if self.status is JsonProgress.DONE:
+            if self._done():
                 self.end = self.consumed + i
                 return self.status
         self.consumed += n
@@ -108,6 +108,11 @@ class IncrementalJson:
         return self.status
 
     # -- internals ------------------------------------------------------------------
+
+    def _done(self) -> bool:
+        # A method, not an inline test: the status changes inside the calls
+        # above it, which a type checker's narrowing cannot see.
+        return self.status is JsonProgress.DONE
 
     def _error(self) -> JsonProgress:
         self.status = JsonProgress.ERROR

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import functools
+
 import pytest
 
 from analysis.analyzer import analyze_template, prefill_outcome
 from analysis.errors import RenderLimitError
 from analysis.loading import load_template
-from analysis.probes import PROBE_STRINGS, USER, ComparisonFailed, assistant, compare_variants, conversation
+from analysis.probes import (
+    PROBE_STRINGS,
+    USER,
+    ComparisonFailed,
+    assistant,
+    compare_variants,
+    conversation,
+)
 from analysis.rendering import FROZEN_CLOCK, ChatTemplate, RenderRequest
 from analysis.result import (
     CallIdPosition,
@@ -37,7 +45,7 @@ def load_template_from_text(source: str):
     return LoadedTemplate(name="inline.jinja", source=source, variant="default", bos_token="", eos_token="", extra={})
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def analysis_of(name: str) -> TemplateAnalysis:
     return analyze_template(_template(name))
 

@@ -14,10 +14,19 @@ from typing import Any
 import pytest
 
 from analysis.analyzer import analyze_template
+from analysis.caps import detect_capabilities
 from analysis.errors import TemplateRenderError
 from analysis.loading import load_template
-from analysis.probes import FUN_A, FUN_B, ID_A, PROBE_STRINGS, Prober, assistant, conversation, tool_call
-from analysis.caps import detect_capabilities
+from analysis.probes import (
+    FUN_A,
+    FUN_B,
+    ID_A,
+    PROBE_STRINGS,
+    Prober,
+    assistant,
+    conversation,
+    tool_call,
+)
 from analysis.rendering import FROZEN_CLOCK, ChatTemplate
 from tests.conftest import ZOO, needs_shared, reference_analysis
 
@@ -49,7 +58,7 @@ DIFFERENCES: dict[str, dict[str, tuple[Any, Any, str]]] = {
 }
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _analysis(name: str) -> dict[str, Any]:
     template = ChatTemplate(load_template(ZOO / name), clock=FROZEN_CLOCK)
     return analyze_template(template).to_json()

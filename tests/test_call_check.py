@@ -10,8 +10,8 @@ import pytest
 from analysis.call_check import call_problems
 from analysis.mapper import Message, ToolCall
 from tests.cli_helpers import run_cli
-from tests.conftest import PROJECT_TEMPLATES, WEATHER_TOOLS as TOOLS
-
+from tests.conftest import PROJECT_TEMPLATES
+from tests.conftest import WEATHER_TOOLS as TOOLS
 
 
 def _problems(name: str, arguments: str) -> list[str]:

@@ -224,7 +224,7 @@ def _reference_grammars() -> list[tuple[str, str]]:
 def test_every_reference_grammar_loads() -> None:
     grammars = _reference_grammars()
     assert len(grammars) > 200
-    for name, grammar in grammars:
+    for _name, grammar in grammars:
         read_gbnf(grammar)  # raises with the position on failure
 
 

@@ -11,7 +11,8 @@ formats, which the reference does too, and enums).  The counts are printed.
 from __future__ import annotations
 
 import json
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from analysis.conformance import CaseRunner
 from analysis.grammar_check import check_output
@@ -72,7 +73,7 @@ def _mutations(case: dict[str, Any], generated: Any) -> Iterator[tuple[str, str]
             yield "drop a required argument", edit(node.start, node.end, _dump([kv for kv in pairs if kv[0] != present[0]]))
         if pairs:
             yield "duplicate an argument", edit(node.start, node.end, _dump(pairs[:1] + pairs))
-        for key, value in pairs:
+        for key, _value in pairs:
             if key in enums:
                 bad = "not-in-enum" if isinstance(enums[key][0], str) else 987654321
                 yield "out-of-enum value", edit(node.start, node.end, _dump([(k, bad if k == key else v) for k, v in pairs]))

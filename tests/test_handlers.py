@@ -22,7 +22,7 @@ from tests.conftest import ZOO, needs_shared, reference_analysis
 ROWS = reference_analysis()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _analysis(name: str):
     return analyze_template(ChatTemplate(load_template(ZOO / name), clock=FROZEN_CLOCK))
 
@@ -53,7 +53,7 @@ def test_python_literals_to_json() -> None:
     assert py_to_json("[1, Tr", False) == "[1, "  # a word that may still become True
     text = "{'k': 'v', 'n': False}"
     translations = [py_to_json(text[:i], False) for i in range(len(text) + 1)]
-    for shorter, longer in zip(translations, translations[1:] + [py_to_json(text, True)]):
+    for shorter, longer in zip(translations, translations[1:] + [py_to_json(text, True)], strict=True):
         assert longer.startswith(shorter), (shorter, longer)
 
 
@@ -75,7 +75,7 @@ def _gemma_prefix_json(text: str) -> str:
 def test_gemma_values_to_json(text: str, value: object) -> None:
     assert json.loads(gemma_to_json(text, True)) == value
     translations = [_gemma_prefix_json(text[:i]) for i in range(len(text) + 1)]
-    for shorter, longer in zip(translations, translations[1:] + [gemma_to_json(text, True)]):
+    for shorter, longer in zip(translations, translations[1:] + [gemma_to_json(text, True)], strict=True):
         assert longer.startswith(shorter), (shorter, longer)
 
 
@@ -160,7 +160,7 @@ def test_degenerate_markers_stream_in_bounded_work() -> None:
     tools = [{"type": "function", "function": {"name": "python", "parameters": {"type": "object", "properties": {"code": {"type": "string"}}}}}]
     g = parser.generate(ChatRequest.from_json({"messages": [{"role": "user", "content": "Hi"}], "tools": tools}))
     output = "<|tool_call>call:" * 1500
-    deltas, outcome, stream = stream_output(g, output, 16)
+    _deltas, outcome, stream = stream_output(g, output, 16)
     # one full parse per chunk for the first 4 KB (256 chunks), then doubling waits: 1,594 chunks in all
     assert stream.full_parses < 4096 // 16 + 40, stream.full_parses
     assert outcome.message.content.startswith("<|tool_call>call:")

@@ -150,7 +150,7 @@ def test_limits_from_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 
 
 def test_compile_errors_carry_the_template_name() -> None:
-    with pytest.raises(TemplateSyntaxError, match="deep.jinja"):
+    with pytest.raises(TemplateSyntaxError, match=r"deep\.jinja"):
         ChatTemplate(LoadedTemplate("deep.jinja", HOSTILE["nested_if"][0]))
 
 

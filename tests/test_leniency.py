@@ -7,7 +7,7 @@ leniency the README lists.  The grammar stays strict; the parser reads these.
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 
 import pytest
 
@@ -17,13 +17,14 @@ from analysis.mapper import accumulate
 from analysis.rendering import FROZEN_CLOCK, ChatTemplate
 from analysis.request import ChatRequest
 from analysis.streaming import stream_output
-from tests.conftest import WEATHER_TOOLS as TOOLS, ZOO, needs_shared
+from tests.conftest import WEATHER_TOOLS as TOOLS
+from tests.conftest import ZOO, needs_shared
 
 pytestmark = needs_shared
 
 
 
-@lru_cache(maxsize=None)
+@cache
 def _parser(template: str) -> AutoParser:
     return AutoParser(ChatTemplate(load_template(ZOO / template), clock=FROZEN_CLOCK))
 

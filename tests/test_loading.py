@@ -95,7 +95,7 @@ def test_gguf_metadata(tmp_path: Path) -> None:
 def test_gguf_without_template(tmp_path: Path) -> None:
     path = tmp_path / "model.gguf"
     _write_gguf(path, None)
-    with pytest.raises(TemplateLoadError, match="no tokenizer.chat_template"):
+    with pytest.raises(TemplateLoadError, match=r"no tokenizer\.chat_template"):
         load_source(path)
 
 

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from analysis.generation import AutoParser
 from analysis.hints import parse_hints
 from analysis.loading import load_template

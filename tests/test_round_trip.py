@@ -16,17 +16,18 @@ import pytest
 
 from analysis.analyzer import analyze_template
 from analysis.generation import AutoParser
-from analysis.request import ChatRequest
 from analysis.loading import LoadedTemplate, load_template
 from analysis.rendering import FROZEN_CLOCK, ChatTemplate
+from analysis.request import ChatRequest
 from analysis.round_trip import RoundTrip, round_trips
 from tests.conftest import PROJECT_TEMPLATES, ZOO, needs_shared, zoo_templates
+
 
 def _parser(path: Path) -> AutoParser:
     return AutoParser(ChatTemplate(load_template(path), clock=FROZEN_CLOCK))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _results(path: Path) -> tuple[RoundTrip, ...]:
     return round_trips(_parser(path))
 

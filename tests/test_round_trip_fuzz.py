@@ -19,10 +19,10 @@ from hypothesis import strategies as st
 
 from analysis.generation import AutoParser
 from analysis.loading import load_template
-from analysis.rendering import FROZEN_CLOCK, ChatTemplate
-from analysis.result import ToolFormat
 from analysis.mapper import accumulate
+from analysis.rendering import FROZEN_CLOCK, ChatTemplate
 from analysis.request import ChatRequest
+from analysis.result import ToolFormat
 from analysis.round_trip import TYPED_TOOL, USER, _calls_probe, _rendered_calls, cut_ends
 from analysis.streaming import StreamParser
 from tests.conftest import needs_shared, zoo_templates
@@ -45,7 +45,7 @@ VALUES = st.fixed_dictionaries(
 )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _parser(path: Path) -> AutoParser:
     return AutoParser(ChatTemplate(load_template(path), clock=FROZEN_CLOCK))
 

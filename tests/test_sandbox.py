@@ -8,7 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from analysis.errors import RenderLimitError, TemplateRaisedError, TemplateRenderError, TemplateSyntaxError
+from analysis.errors import (
+    RenderLimitError,
+    TemplateRaisedError,
+    TemplateRenderError,
+    TemplateSyntaxError,
+)
 from analysis.loading import LoadedTemplate
 from analysis.rendering import ChatTemplate, RenderRequest
 from analysis.sandbox import RenderLimits

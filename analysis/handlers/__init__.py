@@ -10,8 +10,9 @@ Handlers are tried in order; the first whose rule matches owns the template.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, Callable
+from typing import Any
 
 from analysis.parser_builder import BuiltParser, CallsBuilder
 from analysis.probes import Prober, assistant, conversation, tool_call
@@ -69,7 +70,17 @@ def with_tool_markers(
 
 def registry() -> tuple[Handler, ...]:
     """Every handler, in the order they are tried."""
-    from analysis.handlers import dsml, functionary32, gemma4, gigachat3, harmony, kimi, kimi3, mistral3, pythonic
+    from analysis.handlers import (
+        dsml,
+        functionary32,
+        gemma4,
+        gigachat3,
+        harmony,
+        kimi,
+        kimi3,
+        mistral3,
+        pythonic,
+    )
 
     return (
         harmony.HANDLER,

@@ -9,7 +9,8 @@ handler per dialect, built by :func:`markup_handler`.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from analysis.handlers import Handler, probe_call_render, with_tool_markers
 from analysis.parser_builder import argument_set, repeated_calls, tool_functions

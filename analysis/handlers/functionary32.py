@@ -3,9 +3,13 @@ function name then its JSON arguments; several in a row (``>>>f\\n{..}>>>g\\n{..
 
 from __future__ import annotations
 
-
 from analysis.handlers import Handler, with_tool_markers
-from analysis.parser_builder import BuiltParser, boilerplate_and_reasoning_start, repeated_calls, tool_functions
+from analysis.parser_builder import (
+    BuiltParser,
+    boilerplate_and_reasoning_start,
+    repeated_calls,
+    tool_functions,
+)
 from analysis.probes import Prober, conversation
 from analysis.request import ChatRequest
 from analysis.result import PrefillOutcome, TemplateAnalysis, ToolFormat

@@ -10,12 +10,24 @@ markers the model leaves around its answer are dropped from content; a literal
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from analysis.handlers import Handler, probe_call_render, with_tool_markers
-from analysis.parser_builder import BuiltParser, boilerplate_and_reasoning_start, repeated_calls, tool_functions
+from analysis.parser_builder import (
+    BuiltParser,
+    boilerplate_and_reasoning_start,
+    repeated_calls,
+    tool_functions,
+)
 from analysis.probes import ARG_A, FUN_A, Prober
 from analysis.request import ChatRequest, ReasoningFormat
-from analysis.result import PrefillOutcome, ReasoningAnalysis, ReasoningMode, TemplateAnalysis, ToolFormat
+from analysis.result import (
+    PrefillOutcome,
+    ReasoningAnalysis,
+    ReasoningMode,
+    TemplateAnalysis,
+    ToolFormat,
+)
 from peg import combinators as p
 from peg.combinators import UNBOUNDED, Parser, Ref
 
@@ -95,7 +107,7 @@ def gemma_to_json(text: str, complete: bool) -> str:
     return "".join(out)
 
 
-def _call(function: dict, value: Parser, lenient: bool = False) -> Parser:
+def _call(function: dict[str, Any], value: Parser, lenient: bool = False) -> Parser:
     """One call; ``lenient`` (the parser, not the grammar): its closing
     ``<tool_call|>`` may be missing or broken (what follows is then text)."""
     properties = (function.get("parameters") or {}).get("properties") or {}

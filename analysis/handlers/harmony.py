@@ -18,7 +18,14 @@ from analysis.handlers import Handler, with_tool_markers
 from analysis.parser_builder import BuiltParser, boilerplate_and_reasoning_start, tool_functions
 from analysis.probes import Prober, assistant, conversation
 from analysis.request import ChatRequest
-from analysis.result import ContentMode, PrefillOutcome, ReasoningAnalysis, ReasoningMode, TemplateAnalysis, ToolFormat
+from analysis.result import (
+    ContentMode,
+    PrefillOutcome,
+    ReasoningAnalysis,
+    ReasoningMode,
+    TemplateAnalysis,
+    ToolFormat,
+)
 from peg import combinators as p
 from peg.combinators import UNBOUNDED
 

@@ -9,15 +9,27 @@ end markers are optional.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, Mapping
+from typing import Any
 
 from analysis.handlers import Handler, probe_call_render, with_tool_markers
 from analysis.markers import strip_ws
-from analysis.parser_builder import BuiltParser, boilerplate_and_reasoning_start, repeated_calls, tool_functions
+from analysis.parser_builder import (
+    BuiltParser,
+    boilerplate_and_reasoning_start,
+    repeated_calls,
+    tool_functions,
+)
 from analysis.probes import FUN_A, Prober
 from analysis.request import ChatRequest, ReasoningFormat, ToolChoice
-from analysis.result import PrefillOutcome, ReasoningAnalysis, ReasoningMode, TemplateAnalysis, ToolFormat
+from analysis.result import (
+    PrefillOutcome,
+    ReasoningAnalysis,
+    ReasoningMode,
+    TemplateAnalysis,
+    ToolFormat,
+)
 from peg import combinators as p
 from peg.combinators import UNBOUNDED, Parser
 

@@ -14,15 +14,28 @@ analysis cannot split into markers.  The template's thinking switch is the
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, Mapping
+from typing import Any
 
 from analysis.handlers import Handler, probe_call_render, with_tool_markers
 from analysis.markers import strip_ws
-from analysis.parser_builder import BuiltParser, boilerplate_and_reasoning_start, repeated_calls, tool_functions
+from analysis.parser_builder import (
+    BuiltParser,
+    boilerplate_and_reasoning_start,
+    repeated_calls,
+    tool_functions,
+)
 from analysis.probes import FUN_A, Prober
 from analysis.request import ChatRequest, ReasoningFormat, ToolChoice
-from analysis.result import ContentMode, PrefillOutcome, ReasoningAnalysis, ReasoningMode, TemplateAnalysis, ToolFormat
+from analysis.result import (
+    ContentMode,
+    PrefillOutcome,
+    ReasoningAnalysis,
+    ReasoningMode,
+    TemplateAnalysis,
+    ToolFormat,
+)
 from peg import combinators as p
 from peg.combinators import UNBOUNDED, Parser
 

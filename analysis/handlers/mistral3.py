@@ -7,7 +7,14 @@ from dataclasses import replace
 
 from analysis.handlers import Handler, probe_call_render, with_tool_markers
 from analysis.probes import FUN_A, REASONING_TEXT, Prober, assistant, conversation
-from analysis.result import CallIdAnalysis, ContentMode, ReasoningAnalysis, ReasoningMode, TemplateAnalysis, ToolFormat
+from analysis.result import (
+    CallIdAnalysis,
+    ContentMode,
+    ReasoningAnalysis,
+    ReasoningMode,
+    TemplateAnalysis,
+    ToolFormat,
+)
 
 
 def detect(source: str, prober: Prober) -> str | None:

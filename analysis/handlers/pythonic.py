@@ -7,7 +7,8 @@ bare ``[`` in prose stays content: calls start only at the section marker.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from analysis.handlers import Handler, probe_call_render, with_tool_markers
 from analysis.parser_builder import argument_set, tool_functions
