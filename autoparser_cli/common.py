@@ -1,4 +1,8 @@
-"""Shared CLI plumbing: error handling, JSON option parsing, template resolution."""
+"""Shared CLI plumbing: error handling, JSON option parsing, template resolution.
+
+Importing this module stays cheap (``--version`` and ``--help`` must answer in
+well under 0.1 s): Rich and the analysis are imported where they are used.
+"""
 
 from __future__ import annotations
 
@@ -6,26 +10,37 @@ import functools
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
-from rich.console import Console
 
-from analysis.builtin import demo_template_path
-from analysis.errors import InputError, one_line
-from analysis.loading import read_json
-from analysis.userio import checked, loads
 from autoparser_cli.textsafe import terminal_safe
-from peg.errors import AutoparserError
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-err_console = Console(stderr=True, highlight=False)
+
+@functools.cache
+def console() -> Console:
+    """The console for stdout (made on first use)."""
+    from rich.console import Console
+
+    return Console(highlight=False)
+
+
+@functools.cache
+def err_console() -> Console:
+    """The console for stderr: errors, notes, hints, progress (made on first use)."""
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False)
 
 
 def error_line(message: str) -> None:
     """Print a one-line ``error:`` to stderr (the message made safe for a terminal)."""
-    err_console.print(f"[bold red]error:[/] {escape_text(terminal_safe(message))}", soft_wrap=True)
+    err_console().print(f"[bold red]error:[/] {escape_text(terminal_safe(message))}", soft_wrap=True)
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:
@@ -36,7 +51,7 @@ def fail(message: str, code: int = 2) -> typer.Exit:
 
 def note(message: str, label: str = "note") -> None:
     """Print a one-line ``note:`` or ``hint:`` to stderr."""
-    err_console.print(f"[bold yellow]{label}:[/] {escape_text(terminal_safe(message))}", soft_wrap=True)
+    err_console().print(f"[bold yellow]{label}:[/] {escape_text(terminal_safe(message))}", soft_wrap=True)
 
 
 def escape_text(text: str) -> str:
@@ -51,6 +66,9 @@ def handle_errors(func: F) -> F:
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from analysis.errors import one_line
+        from peg.errors import AutoparserError
+
         try:
             return func(*args, **kwargs)
         except AutoparserError as exc:
@@ -73,11 +91,16 @@ def handle_errors(func: F) -> F:
 
 def read_json_file(path: Path | None, what: str) -> Any:
     """Read a JSON file given on the command line, or None."""
+    from analysis.loading import read_json
+
     return None if path is None else read_json(path, what)
 
 
 def parse_kwargs(pairs: list[str] | None) -> dict[str, Any]:
     """``--kwarg key=json`` pairs into a dict (a value that is not JSON is a string)."""
+    from analysis.errors import InputError
+    from analysis.userio import checked, loads
+
     out: dict[str, Any] = {}
     for pair in pairs or []:
         key, sep, value = pair.partition("=")
@@ -94,6 +117,8 @@ def parse_kwargs(pairs: list[str] | None) -> dict[str, Any]:
 
 def source_or_default(source: Path | None) -> Path:
     """The SOURCE argument, or the built-in demo template."""
+    from analysis.builtin import demo_template_path
+
     return source if source is not None else demo_template_path()
 
 

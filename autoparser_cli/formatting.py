@@ -478,7 +478,7 @@ class progress_bar:
 
         from autoparser_cli.common import err_console
 
-        self._progress = Progress(console=err_console, transient=True, disable=not (enabled and err_console.is_terminal))
+        self._progress = Progress(console=err_console(), transient=True, disable=not (enabled and err_console().is_terminal))
         self._total, self._label = total, label
 
     def __enter__(self):  # type: ignore[no-untyped-def]

@@ -8,41 +8,14 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.console import Console
-from rich.text import Text
 
-from analysis.analyzer import analyze_template
-from analysis.builtin import templates_dir
-from analysis.call_check import call_problems
-from analysis.caps import detect_capabilities, render_adapted
-from analysis.checking import (
-    CheckStatus,
-    check_templates,
-    find_templates,
-    lock_differences,
-    lock_entry,
-    lock_text,
-    read_known_failures,
-    read_lock,
-    shard,
-    unique_names,
-)
-from analysis.conformance import CaseRunner, load_cases
-from analysis.fixtures import FULL_CONVERSATION, SCENARIOS, WEATHER_TOOL
-from analysis.generation import AutoParser, auto_parser
-from analysis.grammar_check import check_output
-from analysis.hints import parse_hints
-from analysis.loading import load_template
-from analysis.mapper import Delta
-from analysis.rendering import FROZEN_CLOCK, ChatTemplate, RenderRequest
-from analysis.request import ChatRequest
-from analysis.streaming import StreamParser
-from analysis.userio import decode_utf8, ensure_writable, validate_tools, write_atomic
+from analysis.fixtures import SCENARIOS
 from autoparser_cli import __version__
 from autoparser_cli.common import (
+    console,
     error_line,
     fail,
     handle_errors,
@@ -52,21 +25,10 @@ from autoparser_cli.common import (
     source_or_default,
     write_stdout,
 )
-from autoparser_cli.formatting import (
-    analysis_summary,
-    analysis_tables,
-    caps_table,
-    check_details,
-    check_table,
-    comparison_text,
-    delta_text,
-    generation_renderables,
-    grammar_text,
-    merge_deltas,
-    message_panels,
-    progress_bar,
-)
-from autoparser_cli.reports import CheckReport
+
+if TYPE_CHECKING:
+    from analysis.mapper import Delta
+    from analysis.request import ChatRequest
 
 app = typer.Typer(
     name="autoparser",
@@ -77,7 +39,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-console = Console(highlight=False)
 
 SourceArg = typer.Argument(
     None,
@@ -133,6 +94,12 @@ def render(
 
     Example: autoparser render model/tokenizer_config.json --scenario all
     """
+    from analysis.caps import render_adapted
+    from analysis.fixtures import FULL_CONVERSATION, WEATHER_TOOL
+    from analysis.loading import load_template
+    from analysis.rendering import ChatTemplate, RenderRequest
+    from analysis.userio import validate_tools
+
     if scenario is not None and messages is not None:
         raise fail("give --messages or --scenario, not both")
     if scenario is not None and scenario != "all" and scenario not in SCENARIOS:
@@ -182,12 +149,17 @@ def caps(
 
     Example: autoparser caps templates/demo.jinja --json
     """
+    from analysis.caps import detect_capabilities
+    from analysis.loading import load_template
+    from analysis.rendering import ChatTemplate
+    from autoparser_cli.formatting import caps_table
+
     loaded = load_template(source_or_default(source), variant)
     flags = detect_capabilities(ChatTemplate(loaded))
     if as_json:
         write_stdout(json.dumps(flags.to_dict(), indent=2) + "\n")
     else:
-        console.print(caps_table(loaded.name, flags))
+        console().print(caps_table(loaded.name, flags))
 
 
 @app.command()
@@ -209,6 +181,20 @@ def analyze(
 
     Example: autoparser analyze Qwen3-Coder.jinja --diffs
     """
+    from analysis.analyzer import analyze_template
+    from analysis.fixtures import WEATHER_TOOL
+    from analysis.generation import AutoParser
+    from analysis.loading import load_template
+    from analysis.rendering import FROZEN_CLOCK, ChatTemplate
+    from analysis.request import ChatRequest
+    from analysis.userio import validate_tools
+    from autoparser_cli.formatting import (
+        analysis_summary,
+        analysis_tables,
+        comparison_text,
+        generation_renderables,
+    )
+
     if tools is not None and no_tools:
         raise fail("give --tools or --no-tools, not both")
     tool_list = validate_tools(read_json_file(tools, "tools"), str(tools))
@@ -229,14 +215,14 @@ def analyze(
         data["generated"] = generated.to_json()
         write_stdout(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
         return
-    console.print(analysis_summary(result, generated))
+    console().print(analysis_summary(result, generated))
     for table in analysis_tables(result):
-        console.print(table)
+        console().print(table)
     for renderable in generation_renderables(generated):
-        console.print(renderable)
+        console().print(renderable)
     if diffs:
         for comparison in comparisons:
-            console.print(comparison_text(comparison))
+            console().print(comparison_text(comparison))
 
 
 @app.command()
@@ -262,6 +248,13 @@ def grammar(
 
     Exit status: 0 printed (with --check: the output fits), 1 it does not fit, 2 bad input.
     """
+    from analysis.fixtures import WEATHER_TOOL
+    from analysis.generation import auto_parser
+    from analysis.grammar_check import check_output
+    from analysis.loading import load_template
+    from analysis.request import ChatRequest
+    from autoparser_cli.formatting import grammar_text
+
     if request is None and tools is None:
         data: dict[str, Any] = {"messages": [{"role": "user", "content": "Hello"}], "tools": [WEATHER_TOOL]}
         chat_request = ChatRequest.from_json(data)
@@ -282,6 +275,8 @@ def grammar(
 
 
 def _read_output(output: str | None) -> str:
+    from analysis.userio import decode_utf8
+
     if output is None or output == "-":
         stdin = getattr(sys.stdin, "buffer", None)
         return decode_utf8(stdin.read(), "stdin") if stdin is not None else sys.stdin.read()
@@ -301,6 +296,9 @@ def _request(
     enable_thinking: bool | None,
     parallel_tool_calls: bool | None = None,
 ) -> ChatRequest:
+    from analysis.request import ChatRequest
+    from analysis.userio import validate_tools
+
     if request is not None and tools is not None:
         raise fail("give --request or --tools, not both")
     data = read_json_file(request, "request") if request is not None else {"messages": [{"role": "user", "content": "Hello"}]}
@@ -346,6 +344,13 @@ def parse(
     Exit status: 0 parsed, 1 the output does not fit the format (the message
     then holds everything as content), 2 bad input.
     """
+    from analysis.call_check import call_problems
+    from analysis.generation import auto_parser
+    from analysis.hints import parse_hints
+    from analysis.loading import load_template
+    from analysis.streaming import StreamParser
+    from autoparser_cli.formatting import message_panels
+
     chat_request = _request(request, tools, reasoning_format, enable_thinking, parallel_tool_calls)
     text = _read_output(output)
     if template is None:
@@ -370,7 +375,7 @@ def parse(
         write_stdout(json.dumps(outcome.message.to_json(), ensure_ascii=False) + "\n")
     else:
         for panel in message_panels(outcome.message):
-            console.print(panel)
+            console().print(panel)
     hints = parse_hints(parser, generated, text, outcome, partial)
     problems = call_problems(outcome.message, generated.request.tools) if outcome.ok and not partial else []
     for problem in problems:
@@ -403,8 +408,10 @@ class _DeltaPrinter:
             self.flush()
 
     def flush(self) -> None:
+        from autoparser_cli.formatting import delta_text, merge_deltas
+
         for delta in merge_deltas(self.pending):
-            console.print(delta_text(delta))
+            console().print(delta_text(delta))
         self.pending = []
         self.last = time.monotonic()
 
@@ -434,6 +441,26 @@ def check(
 
     Exit status: 0 everything passed, 1 a failure, 2 bad input.
     """
+    from rich.text import Text
+
+    from analysis.builtin import templates_dir
+    from analysis.checking import (
+        CheckStatus,
+        check_templates,
+        find_templates,
+        lock_differences,
+        lock_entry,
+        lock_text,
+        read_known_failures,
+        read_lock,
+        shard,
+        unique_names,
+    )
+    from analysis.conformance import CaseRunner, load_cases
+    from analysis.userio import ensure_writable, write_atomic
+    from autoparser_cli.formatting import check_details, check_table, progress_bar
+    from autoparser_cli.reports import CheckReport
+
     if update_lock and lock is None:
         raise fail("--update-lock needs --lock FILE")
     if junit is not None:
@@ -506,16 +533,16 @@ def check(
         write_stdout(report.to_json())
     else:
         if checks:
-            console.print(check_table(checks, set(drifted)))
+            console().print(check_table(checks, set(drifted)))
         for text in check_details(checks, drifted, known):
-            console.print(text, soft_wrap=True)  # in full, never cut
+            console().print(text, soft_wrap=True)  # in full, never cut
         for failure in case_failures:
             note = f" (known: {known[failure.case_id]})" if failure.case_id in known else ""
-            console.print(Text(f"{failure.case_id} — {failure.check}{note}", style="yellow" if note else "bold red"))
-            console.print(Text(failure.reason))
+            console().print(Text(f"{failure.case_id} — {failure.check}{note}", style="yellow" if note else "bold red"))
+            console().print(Text(failure.reason))
         for name in report.fixed:
-            console.print(Text(f"{name}: listed in --known-failures but passes now (fixed? remove it from the list)", style="green"))
-        console.print(Text(report.summary_line() + (f"; lock file {lock} written" if update_lock else "")))
+            console().print(Text(f"{name}: listed in --known-failures but passes now (fixed? remove it from the list)", style="green"))
+        console().print(Text(report.summary_line() + (f"; lock file {lock} written" if update_lock else "")))
     if report.failed:
         raise typer.Exit(1)
 
