@@ -18,7 +18,9 @@ _DECODER = json.JSONDecoder()
 _WS = re.compile(r"[ \t\n\r]*")
 _STRING_BODY = re.compile(r'(?:[^"\\\x00-\x1f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*')
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
-_NUMBER_PREFIX = re.compile(r"-?(?:0|[1-9][0-9]*)?(?:\.[0-9]*)?(?:[eE][+-]?[0-9]*)?")
+# what can still become a number: the sign alone, or an integer part and then
+# a fraction and an exponent begun (an exponent only after a digit: not "1.e")
+_NUMBER_PREFIX = re.compile(r"-?(?:(?:0|[1-9][0-9]*)(?:\.[0-9]*)?(?:(?<=[0-9])[eE][+-]?[0-9]*)?)?")
 
 
 class JsonStatus(Enum):

@@ -13,9 +13,36 @@ import re
 _PLAIN_STRING = re.compile(r'[^"\\]*')
 _CONTROL = re.compile(r"[\x00-\x1f]")
 _STRING_RUN = re.compile(r'[^"\\\x00-\x1f]*')  # string characters that need no attention
-_NUMBER_CHARS = frozenset("0123456789+-.eE")
 _WS = frozenset(" \t\r\n")
 _LITERALS = ("true", "false", "null")
+_LITERAL_PREFIXES = frozenset(word[:i] for word in _LITERALS for i in range(1, len(word) + 1))
+
+
+def _number_step(state: str, c: str) -> str:
+    """JSON's number syntax as a state machine, one character at a time; ""
+    when ``c`` cannot continue a number in ``state`` (the states are named by
+    what was read last: ``-``, ``0``, ``int``, ``.``, ``frac``, ``e``,
+    ``esign``, ``exp``)."""
+    digit = "0" <= c <= "9"
+    if state == "":
+        return "-" if c == "-" else "0" if c == "0" else "int" if digit else ""
+    if state == "-":
+        return "0" if c == "0" else "int" if digit else ""
+    if state in ("0", "int", "frac"):
+        if digit and state != "0":
+            return state
+        if c == "." and state != "frac":
+            return "."
+        return "e" if c in "eE" else ""
+    if state == ".":
+        return "frac" if digit else ""
+    if state == "e":
+        return "esign" if c in "+-" else "exp" if digit else ""
+    return "exp" if digit else ""  # esign, exp
+
+
+#: the states in which a number is complete
+_NUMBER_ENDS = frozenset(("0", "int", "frac", "exp"))
 
 
 class JsonProgress(enum.Enum):
@@ -34,7 +61,9 @@ class IncrementalJson:
         self.expect = "value"  # value | key | colon | comma_or_close | key_or_close | value_or_close
         self.in_string = False
         self.escape = 0  # 0: none, 1: after backslash, 2..5: \\u hex digits left + 1
-        self.token = ""  # a number or literal being read
+        self.literal = ""  # the part of true/false/null read so far
+        self.number = ""  # the state of a number being read (see _number_step)
+        self.number_whole_at = -1  # where the number being read last ended complete
         self.consumed = 0
         self.status = JsonProgress.MORE
         self.end = -1
@@ -82,11 +111,36 @@ class IncrementalJson:
                     return self.status
                 continue
             c = text[i]
-            if self.token:
-                if (self.token[0] in "tfn" and c.isalpha()) or (self.token[0] not in "tfn" and c in _NUMBER_CHARS):
-                    self.token += c
+            if self.literal or self.number:
+                # A character that cannot continue the token ends it when it is
+                # complete (and is then read as what follows the value), else
+                # it is an error: the text is judged as the whole-text scanner
+                # (json_scan) judges it ("[00", "[--", "[trux" are errors at once).
+                if self.literal:
+                    grown = self.literal + c
+                    if grown not in _LITERAL_PREFIXES:
+                        return self._error()
+                    self.literal = grown
                     i += 1
-                    continue
+                    if grown not in _LITERALS:
+                        continue
+                    # no literal goes on another: it ends at its last letter
+                else:
+                    step = _number_step(self.number, c)
+                    if step:
+                        self.number = step
+                        i += 1
+                        if step in _NUMBER_ENDS:
+                            self.number_whole_at = self.consumed + i
+                        continue
+                    if self.number not in _NUMBER_ENDS:
+                        if self.stack or self.number_whole_at < 0:
+                            return self._error()
+                        # a value alone: it is the number up to where it was
+                        # last whole ("0." then "{": the value is "0")
+                        self.status = JsonProgress.DONE
+                        self.end = self.number_whole_at
+                        return self.status
                 if not self._finish_token():
                     return self._error()
                 if self._done():
@@ -99,12 +153,12 @@ class IncrementalJson:
             if not self._structural(c):
                 return self._error()
             i += 1
+            if self.number in _NUMBER_ENDS:  # a number begun with a digit
+                self.number_whole_at = self.consumed + i
             if self._done():
                 self.end = self.consumed + i
                 return self.status
         self.consumed += n
-        if self.token and self.token[0] in "tfn" and self.token not in _LITERALS and not any(lit.startswith(self.token) for lit in _LITERALS):
-            return self._error()
         return self.status
 
     # -- internals ------------------------------------------------------------------
@@ -128,11 +182,9 @@ class IncrementalJson:
             self.expect = "comma_or_close"
 
     def _finish_token(self) -> bool:
-        token, self.token = self.token, ""
-        if token[0] in "tfn":
-            if token not in _LITERALS:
-                return False
-        elif not re.fullmatch(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?", token):
+        literal, number = self.literal, self.number
+        self.literal = self.number = ""
+        if literal not in _LITERALS and number not in _NUMBER_ENDS:
             return False
         self._value_done()
         return True
@@ -150,8 +202,11 @@ class IncrementalJson:
                 self.expect = "value_or_close"
             elif c == '"':
                 self.in_string = True
-            elif c in "-0123456789" or c in "tfn":
-                self.token = c
+            elif c in "-0123456789":
+                self.number = _number_step("", c)
+                self.number_whole_at = -1
+            elif c in "tfn":
+                self.literal = c
             else:
                 return False
             return True

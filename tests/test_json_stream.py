@@ -46,3 +46,61 @@ def test_escapes_across_chunks() -> None:
     text = '{"s": "a\\\\\\"b\\u00e9"}'
     for size in range(1, len(text) + 1):
         assert feed_all(text, size) == (JsonProgress.DONE, len(text))
+
+
+# -- one JSON grammar: the stream judges every text as the whole-text scanner does --------
+
+from peg.json_scan import JsonStatus, scan_json  # noqa: E402
+
+_AGREE = {JsonStatus.OK: JsonProgress.DONE, JsonStatus.MORE: JsonProgress.MORE, JsonStatus.FAIL: JsonProgress.ERROR}
+
+# Texts near JSON: valid values, cut anywhere, with one character changed,
+# inserted or removed, or made of JSON's own characters at random.
+_NEAR_CHARS = st.sampled_from(list('{}[]",: 0123456789-+.eEtruefalsn\\/ux\n'))
+
+
+@st.composite
+def _near_json(draw: st.DrawFn) -> str:
+    text = json.dumps(draw(JSON))
+    kind = draw(st.sampled_from(["cut", "change", "insert", "delete", "random"]))
+    if kind == "random":
+        return "".join(draw(st.lists(_NEAR_CHARS, min_size=1, max_size=12)))
+    at = draw(st.integers(0, len(text)))
+    if kind == "cut":
+        return text[:at]
+    if kind == "insert":
+        return text[:at] + draw(_NEAR_CHARS) + text[at:]
+    if kind == "delete":
+        return text[:at] + text[at + 1 :]
+    return text[:at] + draw(_NEAR_CHARS) + text[at + 1 :]
+
+
+def _agree(text: str, size: int) -> None:
+    if not text or text[0] in " \t\r\n":
+        return  # the scanner starts at a value; the stream also skips leading whitespace
+    scanned = scan_json(text, 0, partial=True)
+    streamed, end = feed_all(text, size)
+    assert streamed is _AGREE[scanned.status], (text, scanned, streamed)
+    if streamed is JsonProgress.DONE:
+        assert end == scanned.end, (text, scanned, end)
+
+
+@settings(max_examples=600, deadline=None)
+@given(text=_near_json(), size=st.integers(1, 5))
+def test_stream_and_scanner_agree_on_near_json(text: str, size: int) -> None:
+    _agree(text, size)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["[00", "[--", "[0-", "[01", "-0.", "1e", "1e+", "1.5e-3", "[1.]", "[.5]", "[-]", "[1e5x", "[+1]",
+     "-.0", "[-.5]", "[1.e5]", "[tru", "[trux", "[truee", "[nul", "[nulll]", "[f", "0", "00", "-", "[1,2", '{"a":-', '{"a":1.2e', "[1E+2]"],
+)
+@pytest.mark.parametrize("size", [1, 2, 100])
+def test_stream_and_scanner_agree_on_numbers_and_literals(text: str, size: int) -> None:
+    _agree(text, size)
+
+
+def test_malformed_numbers_are_errors_as_soon_as_they_are_written() -> None:
+    for text in ("[00", "[--", "[0-", "[1.e", "[truex"):
+        assert feed_all(text, 1)[0] is JsonProgress.ERROR, text
