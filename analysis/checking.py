@@ -21,9 +21,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from analysis.analyzer import analyze_template
 from analysis.errors import InputError, TemplateLoadError, TemplateRenderError, one_line
-from analysis.generation import AutoParser
+from analysis.generation import AutoParser, cached_analysis
 from analysis.loading import load_template
 from analysis.rendering import FROZEN_CLOCK, ChatTemplate, RenderRequest
 from analysis.result import TemplateAnalysis
@@ -196,7 +195,7 @@ def check_template(path: Path, name: str, round_trip: bool = True) -> TemplateCh
 def _check_template(path: Path, name: str, round_trip: bool) -> TemplateCheck:
     try:
         template = ChatTemplate(load_template(path), clock=FROZEN_CLOCK)
-        analysis = analyze_template(template)
+        analysis = cached_analysis(template)
         if analysis.degraded:
             unrenderable = renders_nothing(template)
             if unrenderable:

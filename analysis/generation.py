@@ -8,11 +8,12 @@ result parses outputs whole (:meth:`Generated.parse`) or streamed
 
 from __future__ import annotations
 
-import hashlib
+import pickle
 from collections import OrderedDict
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from analysis import disk_cache
 from analysis.analyzer import analyze_template, prefill_outcome
 from analysis.caps import Capabilities
 from analysis.handlers import handler_named
@@ -253,19 +254,44 @@ CACHE_SIZE = 128
 _CACHE: OrderedDict[str, TemplateAnalysis] = OrderedDict()
 
 
-def cached_analysis(template: ChatTemplate) -> TemplateAnalysis:
-    """The template's analysis, computed once per template source (and bos/eos);
-    the last :data:`CACHE_SIZE` are kept."""
+def cached_analysis(template: ChatTemplate, enable_thinking: bool = True) -> TemplateAnalysis:
+    """The template's analysis, computed once per template source (and name,
+    bos/eos, limits and ``enable_thinking``): the last :data:`CACHE_SIZE` are
+    kept in memory and, for templates rendered with the frozen clock, in the
+    disk cache (:mod:`analysis.disk_cache`; analyses with degraded phases are
+    not written there, as a phase may have degraded by a CPU limit)."""
     t = template.template
-    key = hashlib.sha256("\0".join([t.source, t.bos_token, t.eos_token, t.name]).encode()).hexdigest()
+    key = disk_cache.entry_key(
+        "analysis", t.source, t.bos_token, t.eos_token, t.name, str(enable_thinking), repr(template.limits)
+    )
     found = _CACHE.get(key)
     if found is not None:
         _CACHE.move_to_end(key)
         return found
-    analysis = _CACHE[key] = analyze_template(template)
+    on_disk = template.clock is FROZEN_CLOCK
+    analysis = _disk_analysis(key) if on_disk else None
+    if analysis is None:
+        analysis = analyze_template(template, enable_thinking)
+        if on_disk and not analysis.degraded:
+            disk_cache.store("analysis", key, pickle.dumps(analysis, pickle.HIGHEST_PROTOCOL))
+    _CACHE[key] = analysis
     while len(_CACHE) > CACHE_SIZE:
         _CACHE.popitem(last=False)
     return analysis
+
+
+def _disk_analysis(key: str) -> TemplateAnalysis | None:
+    data = disk_cache.load("analysis", key)
+    if data is None:
+        return None
+    try:
+        found = pickle.loads(data)
+    except Exception:  # noqa: BLE001 - any unreadable entry is a miss
+        found = None
+    if not isinstance(found, TemplateAnalysis):
+        disk_cache.forget("analysis", key)
+        return None
+    return found
 
 
 def auto_parser(loaded: Any) -> AutoParser:

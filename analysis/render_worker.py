@@ -170,7 +170,7 @@ class _Worker:
             if compiled is None:
                 if request.get("source") is None:
                     return ("unknown", None, None)
-                compiled = compile_template(request["source"], request["name"], limits)
+                compiled = compile_template(request["source"], request["name"], limits, request.get("cache"))
                 self.compiled[key] = compiled
                 if len(self.compiled) > _CACHE_SIZE:
                     self.compiled.popitem(last=False)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NoReturn
 
+from analysis import disk_cache
 from analysis.errors import (
     RenderLimitError,
     SandboxViolation,
@@ -98,7 +99,8 @@ class ChatTemplate:
                 None,
             )
         self._key = _source_key(self.source)
-        self._call({"op": "compile"})
+        # the worker outlives settings: the parent says where the cache is
+        self._call({"op": "compile", "cache": disk_cache.cache_dir()})
 
     def _call(self, request: dict[str, Any]) -> Any:
         remaining = self.limits.template_cpu_s - self.cpu_used

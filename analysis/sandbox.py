@@ -18,10 +18,13 @@ code in llama-cpp-python).  We render them in jinja2's
 from __future__ import annotations
 
 import json
+import marshal
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
+from types import CodeType
 from typing import Any
 
 import jinja2
@@ -31,6 +34,7 @@ from jinja2.ext import Extension
 from jinja2.runtime import Undefined
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from analysis import disk_cache
 from analysis.errors import (
     LimitConfigError,
     RenderLimitError,
@@ -455,19 +459,28 @@ def syntax_column(source: str, line: int | None) -> int | None:
     return match.start() + 1 if match else 1
 
 
-def compile_template(source: str, name: str, limits: RenderLimits) -> CompiledTemplate:
+def compile_template(
+    source: str, name: str, limits: RenderLimits, cache: Path | disk_cache.Default | None = disk_cache.DEFAULT
+) -> CompiledTemplate:
     """Compile ``source`` in a fresh sandboxed environment, checking its nesting
     first (its size is checked by the caller, before it is sent to the worker);
-    every failure is a :class:`TemplateSyntaxError`."""
+    every failure is a :class:`TemplateSyntaxError`.  The compiled code is kept
+    in the disk cache (:mod:`analysis.disk_cache`; ``cache`` is its folder, None
+    for none) and taken from it when the same source was compiled before, with
+    the same code and nesting limit."""
     env = SandboxedTemplateEnvironment(limits=limits)
+    key = disk_cache.entry_key("code", source, str(limits.max_nesting))
     try:
-        tree = env.parse(source)
-        depth = _nesting_depth(tree, limits.max_nesting)
-        if depth > limits.max_nesting:
-            raise TemplateSyntaxError(
-                f"the template nests deeper than {limits.max_nesting} levels", name, None
-            )
-        code = env.compile(tree, filename="<template>")
+        code = _cached_code(key, cache)
+        if code is None:
+            tree = env.parse(source)
+            depth = _nesting_depth(tree, limits.max_nesting)
+            if depth > limits.max_nesting:
+                raise TemplateSyntaxError(
+                    f"the template nests deeper than {limits.max_nesting} levels", name, None
+                )
+            code = env.compile(tree, filename="<template>")
+            disk_cache.store("code", key, marshal.dumps(code), cache)
         template = env.template_class.from_code(env, code, env.make_globals(None), None)
     except TemplateSyntaxError:
         raise
@@ -486,6 +499,20 @@ def compile_template(source: str, name: str, limits: RenderLimits) -> CompiledTe
             f"the template cannot be compiled ({type(exc).__name__}: {one_line(exc, 300)})", name, None
         ) from None
     return CompiledTemplate(env, template)
+
+
+def _cached_code(key: str, cache: Path | disk_cache.Default | None) -> CodeType | None:
+    data = disk_cache.load("code", key, cache)
+    if data is None:
+        return None
+    try:
+        code = marshal.loads(data)
+    except (EOFError, ValueError, TypeError):
+        code = None
+    if not isinstance(code, CodeType):
+        disk_cache.forget("code", key, cache)
+        return None
+    return code
 
 
 def render_compiled(

@@ -61,8 +61,17 @@ def main(
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="Show the version and exit."
     ),
+    no_cache: bool = typer.Option(
+        False,
+        "--no-cache",
+        help="Neither read nor write the cache of compiled templates and analyses "
+        "(also AUTOPARSER_NO_CACHE=1; the folder: AUTOPARSER_CACHE_DIR, default ~/.cache/autoparser).",
+    ),
 ) -> None:
     """Analyse LLM chat templates and parse model output into messages."""
+    from analysis import disk_cache
+
+    disk_cache.set_enabled(not no_cache)
 
 
 @app.command()
@@ -183,7 +192,7 @@ def analyze(
     """
     from analysis.analyzer import analyze_template
     from analysis.fixtures import WEATHER_TOOL
-    from analysis.generation import AutoParser
+    from analysis.generation import AutoParser, cached_analysis
     from analysis.loading import load_template
     from analysis.rendering import FROZEN_CLOCK, ChatTemplate
     from analysis.request import ChatRequest
@@ -203,7 +212,10 @@ def analyze(
     loaded = load_template(source_or_default(source), variant, has_tools=not no_tools)
     comparisons: list[Any] = []
     template = ChatTemplate(loaded, clock=FROZEN_CLOCK)
-    result = analyze_template(template, enable_thinking, record=comparisons)
+    if diffs:  # the comparisons are made anew to be shown
+        result = analyze_template(template, enable_thinking, record=comparisons)
+    else:
+        result = cached_analysis(template, enable_thinking)
     request = ChatRequest(
         [{"role": "user", "content": "Hello"}],
         tools=None if no_tools else (tool_list or [WEATHER_TOOL]),

@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+# The tests' compiled templates and analyses go to a cache of their own, never
+# the user's (one folder per run, shared by its processes).
+os.environ["AUTOPARSER_CACHE_DIR"] = tempfile.mkdtemp(prefix="autoparser-test-cache-")
+os.environ.pop("AUTOPARSER_NO_CACHE", None)
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
