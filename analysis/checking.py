@@ -284,11 +284,11 @@ def lock_differences(name: str, locked: dict[str, Any] | None, current: dict[str
 def read_lock(path: Path) -> dict[str, Any]:
     """A lock file's entries (an absent file is an error naming it)."""
     if not path.exists():
-        raise TemplateLoadError(f"{path}: no such lock file (create it with --update-lock)")
+        raise InputError(f"{path}: no such lock file (create it with --update-lock)")
     data = loads(read_text(path), f"{path} (lock file)")
     templates = data.get("templates") if isinstance(data, dict) else None
     if not isinstance(templates, dict):
-        raise TemplateLoadError(f"{path}: not a lock file (expected an object with 'templates')")
+        raise InputError(f"{path}: not a lock file (expected an object with 'templates')")
     return templates
 
 

@@ -1,4 +1,18 @@
-"""Errors raised while loading, rendering and analysing templates."""
+"""The analysis layer's errors: input that cannot be used, and templates that
+cannot be loaded, compiled or rendered.
+
+    AutoparserError (peg.errors)
+    └── AnalysisError
+        ├── InputError            requests, tools, messages, cases, lock files, outputs
+        │   └── LimitConfigError  an AUTOPARSER_* limit set to an unusable value
+        └── TemplateError
+            ├── TemplateLoadError      the source cannot be read or holds no template
+            ├── TemplateSyntaxError    not valid Jinja (line, column)
+            └── TemplateRenderError    a render failed (line)
+                ├── TemplateRaisedError  the template's own raise_exception
+                ├── RenderLimitError     a sandbox limit (time, memory, size)
+                └── SandboxViolation     something the sandbox forbids
+"""
 
 from __future__ import annotations
 
@@ -11,16 +25,24 @@ def one_line(exc: BaseException, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-class TemplateLoadError(AutoparserError):
+class AnalysisError(AutoparserError):
+    """An error of the analysis layer."""
+
+
+class InputError(AnalysisError):
+    """Input other than a template is unusable: a request, tools, messages, a case
+    file, a lock file, a model output, an output path."""
+
+
+class TemplateError(AnalysisError):
+    """A template that cannot be loaded, compiled or rendered."""
+
+
+class TemplateLoadError(TemplateError):
     """A template source could not be read (missing file, bad JSON, no template...)."""
 
 
-class InputError(AutoparserError):
-    """Input other than a template is unusable: a request, tools, messages, a case
-    file, a model output, an output path."""
-
-
-class TemplateSyntaxError(AutoparserError):
+class TemplateSyntaxError(TemplateError):
     """The template is not valid Jinja; carries line and column."""
 
     def __init__(self, message: str, name: str, line: int | None, column: int | None = None):
@@ -33,7 +55,7 @@ class TemplateSyntaxError(AutoparserError):
         self.column = column
 
 
-class TemplateRenderError(AutoparserError):
+class TemplateRenderError(TemplateError):
     """Rendering failed for a reason other than the template's own ``raise_exception``."""
 
     def __init__(self, message: str, name: str = "<template>", line: int | None = None):
@@ -59,5 +81,5 @@ class SandboxViolation(TemplateRenderError):
     """The template tried to reach something the sandbox forbids."""
 
 
-class LimitConfigError(AutoparserError):
+class LimitConfigError(InputError):
     """A resource limit was configured with a value that is not usable."""

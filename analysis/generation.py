@@ -52,6 +52,8 @@ class ParseOutcome:
     ok: bool
     warning: str = ""
     need_more: bool = False
+    #: on a failure, the output's line where parsing stopped, with a caret under the place
+    excerpt: str = ""
 
 
 @dataclass(frozen=True)
@@ -89,7 +91,7 @@ class Generated:
             cut = self._cut_short(output, result, partial)
             if cut is not None:
                 return cut
-            return ParseOutcome(Message(content=output), False, self.failure_message(result))
+            return self._failed(output, result)
         message = map_result(result, self.keeps_reasoning_in_content)
         if partial and result.status is Status.NEED_MORE:
             message = self.hold_open_reasoning(result, message)[0]
@@ -111,7 +113,7 @@ class Generated:
                 cut = self._cut_short(output, failed, partial)
                 if cut is not None:
                     return cut
-                return ParseOutcome(Message(content=output), False, self.failure_message(failed))
+                return self._failed(output, failed)
         return ParseOutcome(message, True, need_more=result.status is Status.NEED_MORE)
 
     def hold_open_reasoning(self, result: ParseResult, message: Message) -> tuple[Message, bool]:
@@ -161,6 +163,11 @@ class Generated:
         warning = "the output ends before it is complete (cut off at max_tokens?): " + self.failure_message(failed)
         return ParseOutcome(message, False, warning, need_more=True)
 
+    def _failed(self, output: str, result: ParseResult) -> ParseOutcome:
+        """The outcome of a failed final parse: the output unchanged, as content."""
+        excerpt = result.excerpt(origin=len(self.generation_prompt))
+        return ParseOutcome(Message(content=output), False, self.failure_message(result), excerpt=excerpt)
+
     def failure_message(self, result: ParseResult) -> str:
         """The parse failure, with positions in the model output (not counting the prompt)."""
         offset = len(self.generation_prompt)
@@ -170,7 +177,11 @@ class Generated:
         column = at - (output.rfind("\n", 0, at) + 1) + 1
         expected = ", ".join(sorted(result.expected)) or "end of input"
         found = repr(output[at : at + 20]) if at < len(output) else "end of output"
-        return f"output does not fit the format at line {line}, column {column} (offset {at}): expected {expected}, found {found}"
+        rules = f" (in {' > '.join(result.rule_stack)})" if result.rule_stack else ""
+        return (
+            f"output does not fit the format at line {line}, column {column} (offset {at}): "
+            f"expected {expected}, found {found}{rules}"
+        )
 
     def to_json(self) -> dict[str, Any]:
         """What generation produced, with the reference's field names where they exist."""

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from analysis.errors import TemplateLoadError
+from analysis.errors import InputError
 from analysis.userio import validate_tools
 
 
@@ -42,7 +42,7 @@ def _enum(cls: type[enum.Enum], value: Any, name: str) -> Any:
         return cls(value)
     except ValueError:
         choices = ", ".join(m.value for m in cls)
-        raise TemplateLoadError(f"request: {name} must be one of {choices}, not {value!r}") from None
+        raise InputError(f"request: {name} must be one of {choices}, not {value!r}") from None
 
 
 @dataclass(frozen=True)
@@ -71,14 +71,14 @@ class ChatRequest:
         if isinstance(data, list):
             data = {"messages": data}
         if not isinstance(data, dict):
-            raise TemplateLoadError("request: expected a JSON object with 'messages'")
+            raise InputError("request: expected a JSON object with 'messages'")
         messages = data.get("messages", [{"role": "user", "content": "Hello"}])
         if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
-            raise TemplateLoadError("request: 'messages' must be a list of objects")
+            raise InputError("request: 'messages' must be a list of objects")
         tools = validate_tools(data.get("tools"), "request")
         schema = data.get("json_schema")
         if schema is not None and not isinstance(schema, dict):
-            raise TemplateLoadError("request: 'json_schema' must be an object or null")
+            raise InputError("request: 'json_schema' must be an object or null")
         return cls(
             messages=messages,
             tools=tools or None,

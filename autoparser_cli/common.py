@@ -22,17 +22,17 @@ if TYPE_CHECKING:
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-@functools.cache
 def console() -> Console:
-    """The console for stdout (made on first use)."""
+    """A console for stdout.  Made at each use (cheap), as Rich fixes a console's
+    width when it is made with ``COLUMNS`` set, and one process may run many
+    commands (tests do)."""
     from rich.console import Console
 
     return Console(highlight=False)
 
 
-@functools.cache
 def err_console() -> Console:
-    """The console for stderr: errors, notes, hints, progress (made on first use)."""
+    """A console for stderr: errors, notes, hints, progress (made at each use)."""
     from rich.console import Console
 
     return Console(stderr=True, highlight=False)
@@ -49,6 +49,18 @@ def fail(message: str, code: int = 2) -> typer.Exit:
     return typer.Exit(code)
 
 
+def write_excerpt(excerpt: str) -> None:
+    """Print a caret excerpt (a line, then a caret under a place in it) to
+    stderr under an error line, indented; control characters are shown as
+    escapes and the caret moves with them."""
+    from rich.text import Text
+
+    line, _, caret = excerpt.partition("\n")
+    at = max(len(caret) - 1, 0)
+    shown = "  " + terminal_safe(line) + "\n  " + " " * len(terminal_safe(line[:at])) + "^"
+    err_console().print(Text(shown), soft_wrap=True)
+
+
 def note(message: str, label: str = "note") -> None:
     """Print a one-line ``note:`` or ``hint:`` to stderr."""
     err_console().print(f"[bold yellow]{label}:[/] {escape_text(terminal_safe(message))}", soft_wrap=True)
@@ -59,6 +71,22 @@ def escape_text(text: str) -> str:
     from rich.markup import escape
 
     return escape(text)
+
+
+def exit_code(exc: Exception) -> int:
+    """The exit code a project error ends the command with, by its family (the
+    first that matches).  Every family is bad input today: a template that
+    cannot be loaded, compiled or rendered (or hit a limit), unusable input
+    (requests, tools, files, limit settings), a grammar or schema that cannot
+    be converted: 2.  A model output that does not fit its format is not an
+    error: ``parse`` prints the message and exits 1 itself."""
+    from analysis.errors import InputError, TemplateError
+    from peg.errors import PegError
+
+    for family, code in ((TemplateError, 2), (InputError, 2), (PegError, 2)):
+        if isinstance(exc, family):
+            return code
+    return 2
 
 
 def handle_errors(func: F) -> F:
@@ -72,7 +100,7 @@ def handle_errors(func: F) -> F:
         try:
             return func(*args, **kwargs)
         except AutoparserError as exc:
-            raise fail(str(exc), exc.exit_code) from None
+            raise fail(str(exc), exit_code(exc)) from None
         except KeyboardInterrupt:
             raise fail("interrupted", 130) from None
         except BrokenPipeError:

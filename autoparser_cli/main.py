@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import json
 import os
 import sys
 import time
@@ -23,6 +22,7 @@ from autoparser_cli.common import (
     parse_kwargs,
     read_json_file,
     source_or_default,
+    write_excerpt,
     write_stdout,
 )
 
@@ -158,6 +158,8 @@ def caps(
 
     Example: autoparser caps templates/demo.jinja --json
     """
+    import json
+
     from analysis.caps import detect_capabilities
     from analysis.loading import load_template
     from analysis.rendering import ChatTemplate
@@ -190,6 +192,8 @@ def analyze(
 
     Example: autoparser analyze Qwen3-Coder.jinja --diffs
     """
+    import json
+
     from analysis.analyzer import analyze_template
     from analysis.fixtures import WEATHER_TOOL
     from analysis.generation import AutoParser, cached_analysis
@@ -356,6 +360,8 @@ def parse(
     Exit status: 0 parsed, 1 the output does not fit the format (the message
     then holds everything as content), 2 bad input.
     """
+    import json
+
     from analysis.call_check import call_problems
     from analysis.generation import auto_parser
     from analysis.hints import parse_hints
@@ -394,6 +400,8 @@ def parse(
         note(problem, "warning")
     if not outcome.ok:
         error_line(outcome.warning)
+        if outcome.excerpt:
+            write_excerpt(outcome.excerpt)
     for hint in hints:
         note(hint, "hint")
     if not outcome.ok or problems:
@@ -411,6 +419,8 @@ class _DeltaPrinter:
         self.last = time.monotonic()
 
     def add(self, deltas: list[Delta] | tuple[Delta, ...]) -> None:
+        import json
+
         if self.as_json:
             for delta in deltas:
                 write_stdout(json.dumps({"delta": delta.to_json()}, ensure_ascii=False) + "\n")

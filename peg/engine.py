@@ -121,9 +121,11 @@ class ParseResult:
         found = repr(self.text[self.furthest : self.furthest + 12]) if self.furthest < len(self.text) else "end of input"
         return f"parse error at line {line}, column {col} (offset {self.furthest}): expected {expected}, found {found}{rules}"
 
-    def excerpt(self, width: int = 60) -> str:
-        """The input line around the failure with a caret under the position."""
-        start = self.text.rfind("\n", 0, self.furthest) + 1
+    def excerpt(self, width: int = 60, origin: int = 0) -> str:
+        """The input line around the failure with a caret under the position
+        (the line begins at ``origin`` at the earliest: text before it, such as
+        a prompt the input continues, is not shown)."""
+        start = max(self.text.rfind("\n", 0, self.furthest) + 1, origin)
         end = self.text.find("\n", self.furthest)
         end = len(self.text) if end < 0 else end
         lo = max(start, self.furthest - width // 2)

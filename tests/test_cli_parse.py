@@ -71,9 +71,12 @@ def test_parse_partial(files: dict[str, Path]) -> None:
 def test_parse_output_that_does_not_fit_exits_1_and_keeps_the_text(files: dict[str, Path]) -> None:
     broken = "text <tool_call>\n<function=nope>\n</function>\n</tool_call>"
     result = run_cli("parse", "--template", str(TAGGED), "--tools", str(files["tools"]), "--json", "-", input=broken)
-    assert_clean_error(result, 1)
+    assert result.exit_code == 1 and "Traceback" not in result.stderr
     assert json.loads(result.stdout)["content"] == broken
-    assert "line 2, column 11" in result.stderr
+    # one error line, then the output's line with a caret under the place
+    error, shown, caret = result.stderr.splitlines()
+    assert error.startswith("error: output does not fit the format at line 2, column 11")
+    assert (shown, caret) == ("  <function=nope>", "            ^")
 
 
 def test_parse_bad_inputs(tmp_path: Path, files: dict[str, Path]) -> None:
@@ -128,3 +131,27 @@ def test_note_when_the_demo_template_is_used(tmp_path: Path) -> None:
     result = run_cli("parse", str(out), "--json")
     assert result.exit_code == 0
     assert result.stderr.strip() == "note: no --template given: parsing with the built-in demo template"
+
+
+def test_a_failed_parse_shows_where_with_a_caret(files: dict[str, Path], tmp_path: Path) -> None:
+    out = tmp_path / "bad.txt"
+    out.write_text('Sure.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": \x01"Paris"}}\n</tool_call>')
+    result = run_cli("parse", "--template", str(PROJECT_TEMPLATES / "demo.jinja"), "--tools", str(files["tools"]), str(out))
+    assert result.exit_code == 1
+    lines = result.stderr.splitlines()
+    (at,) = [i for i, line in enumerate(lines) if line.startswith("error: output does not fit")]
+    assert "line 3" in lines[at]
+    shown, caret = lines[at + 1], lines[at + 2]
+    assert shown.endswith('"city": \\x01"Paris"}}')  # the control character escaped
+    assert caret.strip() == "^"
+    # the caret stands under the first character that does not fit (the escaped \x01)
+    assert shown[len(caret) - 1 :].startswith("\\x01")
+
+
+def test_the_excerpt_leaves_out_the_prompt() -> None:
+    from peg import combinators as p
+    from peg.engine import parse
+
+    result = parse(p.literal("PROMPT") + p.literal("ab") + p.literal("c"), "PROMPTabX")
+    assert result.excerpt() == "PROMPTabX\n        ^"
+    assert result.excerpt(origin=6) == "abX\n  ^"
