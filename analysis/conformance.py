@@ -31,8 +31,6 @@ from analysis.streaming import StreamParser
 from analysis.userio import loads, read_text
 from peg.errors import AutoparserError
 
-CHECK_NAMES = ("parse", "stream", "grammar")
-
 
 @dataclass(frozen=True)
 class CaseFailure:

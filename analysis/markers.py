@@ -16,11 +16,6 @@ MARKER_RE = re.compile(r"<[^<>\n]*>|\[[^\[\]\n]*\]|◁[^◁▷\n]*▷")
 _WS = " \t\r\n"
 
 
-def is_marker(text: str) -> bool:
-    """Whether ``text`` is exactly one marker."""
-    return MARKER_RE.fullmatch(text) is not None
-
-
 def first_marker(text: str) -> re.Match[str] | None:
     """The first marker in ``text``."""
     return MARKER_RE.search(text)
@@ -104,35 +99,6 @@ def common_suffix(a: str, b: str) -> str:
             break
         n += 1
     return a[len(a) - n :]
-
-
-def until_common_prefix(full: str, left: str, right: str) -> str:
-    """``full`` up to the first occurrence of the common prefix of ``left`` and
-    ``right`` (or of its longest head that ``full`` contains); ``""`` when they
-    share no prefix or ``full`` contains none of it.
-
-    ``until_common_prefix("one arg two args", "argument alpha", "argument beta")``
-    is ``"one "``: ``"argument "`` is not in ``full`` but its head ``"arg"`` is."""
-    anchor = common_prefix(left, right)
-    while anchor:
-        pos = full.find(anchor)
-        if pos >= 0:
-            return full[:pos]
-        anchor = anchor[:-1]
-    return ""
-
-
-def after_common_suffix(full: str, left: str, right: str) -> str:
-    """``full`` after the last occurrence of the common suffix of ``left`` and
-    ``right`` (or of its longest tail that ``full`` contains); ``""`` otherwise
-    (the mirror of :func:`until_common_prefix`)."""
-    anchor = common_suffix(left, right)
-    while anchor:
-        pos = full.rfind(anchor)
-        if pos >= 0:
-            return full[pos + len(anchor) :]
-        anchor = anchor[1:]
-    return ""
 
 
 def strip_ws(text: str) -> str:

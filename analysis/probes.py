@@ -219,15 +219,3 @@ class Prober:
         raise failure
 
 
-def compare_variants(
-    template: ChatTemplate,
-    params: RenderRequest,
-    modifier: Callable[[RenderRequest], RenderRequest],
-    caps: Capabilities | None = None,
-    name: str = "comparison",
-) -> Comparison:
-    """Render ``params`` and ``modifier(params)`` and diff them (the spec's
-    ``compare_variants``), retrying equivalent message shapes when the template
-    rejects one.  Raises :class:`ComparisonFailed`."""
-    prober = Prober(template, caps or Capabilities(supports_tool_calls=True, supports_object_arguments=True))
-    return prober.compare(name, params, modifier(params))

@@ -134,11 +134,6 @@ class ChatTemplate:
         )
         return text
 
-    def line_text(self, line: int) -> str:
-        """The text of template line ``line`` (1-based), for error excerpts."""
-        lines = self.source.splitlines()
-        return lines[line - 1] if 0 < line <= len(lines) else ""
-
 
 def _raise_reply(fields: tuple[Any, ...], name: str) -> NoReturn:
     kind, message, line, *rest = fields

@@ -10,7 +10,7 @@ each marker, the comparison whose diff produced it.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from analysis.caps import Capabilities
@@ -76,10 +76,6 @@ class _Jsonable:
         """This object as JSON-ready data (enums as their names)."""
         data: dict[str, Any] = _to_json(self)
         return data
-
-    def with_(self, **changes: Any) -> Any:
-        """A copy with ``changes`` applied (dataclasses are frozen)."""
-        return replace(self, **changes)  # type: ignore[type-var]
 
 
 @dataclass(frozen=True)

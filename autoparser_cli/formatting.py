@@ -478,7 +478,8 @@ class progress_bar:
 
         from autoparser_cli.common import err_console
 
-        self._progress = Progress(console=err_console(), transient=True, disable=not (enabled and err_console().is_terminal))
+        stderr = err_console()
+        self._progress = Progress(console=stderr, transient=True, disable=not (enabled and stderr.is_terminal))
         self._total, self._label = total, label
 
     def __enter__(self):  # type: ignore[no-untyped-def]

@@ -350,7 +350,6 @@ class Grammar:
     """A GBNF grammar, flattened for the stack matcher."""
 
     def __init__(self, rules: dict[str, GExpr]):
-        self.source_rules = rules
         self._ids: dict[str, int] = {}
         self._alts: list[list[tuple[_Elem, ...]]] = []
         for name in rules:

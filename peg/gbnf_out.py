@@ -82,7 +82,7 @@ class GbnfWriter:
         if isinstance(node, Sequence):
             parts = [self.expr(item) for item in node.items]
             parts = [p for p in parts if p != '""'] or ['""']
-            return " ".join(f"({p})" if _is_alternation(p) else p for p in parts)
+            return " ".join(parts)  # every form above is one term: a choice comes parenthesized
         if isinstance(node, Choice):
             return "(" + " | ".join(self.expr(o) for o in node.options) + ")"
         if isinstance(node, Repetition):
@@ -124,38 +124,6 @@ class GbnfWriter:
         assert rule.body is not None
         self.rules[name] = self.expr(rule.body)
         return name
-
-
-def _is_alternation(expr: str) -> bool:
-    """Whether ``expr`` has a top-level ``|`` (needs parentheses in a sequence)."""
-    depth = 0
-    in_str = False
-    in_cls = False
-    i = 0
-    while i < len(expr):
-        c = expr[i]
-        if in_str:
-            if c == "\\":
-                i += 1
-            elif c == '"':
-                in_str = False
-        elif in_cls:
-            if c == "\\":
-                i += 1
-            elif c == "]":
-                in_cls = False
-        elif c == '"':
-            in_str = True
-        elif c == "[":
-            in_cls = True
-        elif c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-        elif c == "|" and depth == 0:
-            return True
-        i += 1
-    return False
 
 
 def _repeat_suffix(lo: int, hi: int) -> str:

@@ -12,8 +12,11 @@ from typing import Any
 import pytest
 
 # The tests' compiled templates and analyses go to a cache of their own, never
-# the user's (one folder per run, shared by its processes).
-os.environ["AUTOPARSER_CACHE_DIR"] = tempfile.mkdtemp(prefix="autoparser-test-cache-")
+# the user's: one folder per run, shared by its processes (pytest-xdist's
+# workers inherit the folder the controlling process made).
+if "AUTOPARSER_TEST_CACHE_DIR" not in os.environ:
+    os.environ["AUTOPARSER_TEST_CACHE_DIR"] = tempfile.mkdtemp(prefix="autoparser-test-cache-")
+os.environ["AUTOPARSER_CACHE_DIR"] = os.environ["AUTOPARSER_TEST_CACHE_DIR"]
 os.environ.pop("AUTOPARSER_NO_CACHE", None)
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -7,14 +7,15 @@ import functools
 import pytest
 
 from analysis.analyzer import analyze_template, prefill_outcome
+from analysis.caps import Capabilities
 from analysis.errors import RenderLimitError
 from analysis.loading import load_template
 from analysis.probes import (
     PROBE_STRINGS,
     USER,
     ComparisonFailed,
+    Prober,
     assistant,
-    compare_variants,
     conversation,
 )
 from analysis.rendering import FROZEN_CLOCK, ChatTemplate, RenderRequest
@@ -139,13 +140,13 @@ def test_rejected_shapes_are_retried_and_failures_degrade_one_phase() -> None:
     assert "must start with a system message" in a.degraded[0].reason
 
 
-def test_compare_variants_retries_with_a_system_turn() -> None:
-    template = _template("picky.jinja")
-    cmp = compare_variants(template, conversation(assistant(), tools=False), lambda r: conversation(assistant("other"), tools=False))
+def test_comparisons_retry_with_a_system_turn() -> None:
+    prober = Prober(_template("picky.jinja"), Capabilities(supports_tool_calls=True, supports_object_arguments=True))
+    cmp = prober.compare("c", conversation(assistant(), tools=False), conversation(assistant("other"), tools=False))
     assert cmp.shape.startswith("with system turn")
     assert cmp.diff.right == "other"
     with pytest.raises(ComparisonFailed, match="does not call tools"):
-        compare_variants(template, conversation(), lambda r: conversation(assistant("", calls=[{"id": "x", "type": "function", "function": {"name": "f", "arguments": {}}}])))
+        prober.compare("c", conversation(), conversation(assistant("", calls=[{"id": "x", "type": "function", "function": {"name": "f", "arguments": {}}}])))
 
 
 def test_template_that_always_raises_degrades_every_phase_without_failing() -> None:

@@ -68,26 +68,11 @@ def test_segmentize() -> None:
 
 from analysis.diff import segment_diff  # noqa: E402
 from analysis.markers import (  # noqa: E402
-    after_common_suffix,
     from_last_marker,
     marker_after,
     marker_before,
     through_first_marker,
-    until_common_prefix,
 )
-
-
-def test_until_common_prefix() -> None:
-    assert until_common_prefix("really want a FUNCTION call", "FUNCTION alpha", "FUNCTION beta") == "really want a "
-    assert until_common_prefix("<tool_call>", "<something>", "<something_else>") == ""  # anchor not in full
-    assert until_common_prefix("some text", "1234", "abcd") == ""  # no common prefix
-    assert until_common_prefix("one arg two args three args four", "argument alpha", "argument beta") == "one "
-
-
-def test_after_common_suffix() -> None:
-    assert after_common_suffix("really want a FUNCTION call", "first FUNCTION", "second FUNCTION") == " call"
-    assert after_common_suffix("one arg two-args three args four", "alpha-args", "beta-args") == " three args four"
-    assert after_common_suffix("abc", "x1", "y2") == ""
 
 
 def test_markers_next_to_a_needle_keep_their_whitespace() -> None:

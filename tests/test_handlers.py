@@ -148,7 +148,9 @@ def test_deeply_nested_output_is_kept_as_content_not_a_crash(template: str, outp
     g = parser.generate(ChatRequest.from_json({"messages": [{"role": "user", "content": "Hi"}], "tools": tools}))
     outcome = g.parse(output)
     assert not outcome.ok and outcome.message.content == output.strip()
-    assert g.parse(output, partial=True).message is not None
+    cut = g.parse(output, partial=True)  # cut short or not, too deep is kept as text
+    assert not cut.ok and cut.message.content == output and not cut.message.tool_calls
+    assert "less deeply nested input" in cut.warning
 
 
 @needs_shared
