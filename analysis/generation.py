@@ -18,11 +18,13 @@ from analysis.analyzer import analyze_template, prefill_outcome
 from analysis.caps import Capabilities
 from analysis.handlers import handler_named
 from analysis.mapper import Message, map_result
+from analysis.message_hooks import GENERIC, OutputHooks
 from analysis.parser_builder import BuiltParser, build_parser
 from analysis.prompting import Prompt, build_prompt
 from analysis.rendering import FROZEN_CLOCK, ChatTemplate
 from analysis.request import ChatRequest, ReasoningFormat, ToolChoice
 from analysis.result import PrefillOutcome, TemplateAnalysis
+from analysis.tags import REASONING, REASONING_BLOCK
 from peg.engine import ParseResult, Status, held_back, parse
 from peg.errors import GrammarError
 from peg.gbnf_out import to_gbnf
@@ -70,6 +72,8 @@ class Generated:
     triggers: tuple[Trigger, ...]
     preserved_tokens: tuple[str, ...]
     grammar_error: str = ""
+    #: how the format's own captures are read (its handler's, else the generic reading)
+    hooks: OutputHooks = GENERIC
 
     @property
     def generation_prompt(self) -> str:
@@ -92,7 +96,7 @@ class Generated:
             if cut is not None:
                 return cut
             return self._failed(output, result)
-        message = map_result(result, self.keeps_reasoning_in_content)
+        message = map_result(result, self.keeps_reasoning_in_content, self.hooks)
         if partial and result.status is Status.NEED_MORE:
             message = self.hold_open_reasoning(result, message)[0]
         strict = self.built.strict
@@ -102,7 +106,7 @@ class Generated:
             # partial parse reads one more call), it was cut short, as the stream showed
             prefix = self.parse_text(output, partial=True)
             if prefix.status is Status.NEED_MORE:
-                cut_message = self.hold_open_reasoning(prefix, map_result(prefix, self.keeps_reasoning_in_content))[0]
+                cut_message = self.hold_open_reasoning(prefix, map_result(prefix, self.keeps_reasoning_in_content, self.hooks))[0]
                 if len(cut_message.tool_calls) > len(message.tool_calls):
                     warning = "the output ends inside a tool call (cut off at max_tokens?)"
                     return ParseOutcome(cut_message, False, warning, need_more=True)
@@ -124,8 +128,8 @@ class Generated:
         trigger = self.built.trigger
         if not trigger or not message.reasoning_content:
             return message, False
-        open_blocks = [b for b in result.find("reasoning-block") if not b.complete]
-        nodes = open_blocks[-1].find("reasoning") if open_blocks else []
+        open_blocks = [b for b in result.find(REASONING_BLOCK) if not b.complete]
+        nodes = open_blocks[-1].find(REASONING) if open_blocks else []
         if not nodes:
             return message, False
         raw = nodes[-1].text
@@ -159,7 +163,7 @@ class Generated:
         result = self.parse_text(output, partial=True)  # what streaming showed
         if result.status is Status.FAILURE:
             return None
-        message = self.hold_open_reasoning(result, map_result(result, self.keeps_reasoning_in_content))[0]
+        message = self.hold_open_reasoning(result, map_result(result, self.keeps_reasoning_in_content, self.hooks))[0]
         warning = "the output ends before it is complete (cut off at max_tokens?): " + self.failure_message(failed)
         return ParseOutcome(message, False, warning, need_more=True)
 
@@ -256,7 +260,17 @@ class AutoParser:
                 built = replace(built, grammar_source=strict)
         grammar, lazy, triggers, error = _grammar(built, request)
         return Generated(
-            self.analysis, request, prompt, prefill, built, grammar, lazy, triggers, self.analysis.preserved_tokens, error
+            self.analysis,
+            request,
+            prompt,
+            prefill,
+            built,
+            grammar,
+            lazy,
+            triggers,
+            self.analysis.preserved_tokens,
+            error,
+            handler.output if handler is not None else GENERIC,
         )
 
 

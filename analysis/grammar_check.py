@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from analysis.generation import Generated
 from analysis.markers import strip_ws
+from analysis.tags import REASONING_BLOCK
 from peg.engine import Status
 from peg.gbnf import MatchStatus, read_gbnf
 
@@ -47,7 +48,7 @@ def _after_reasoning(generated: Generated, output: str) -> int:
     if result.status is Status.FAILURE:
         return 0
     offset = len(generated.generation_prompt)
-    blocks = result.find("reasoning-block")
+    blocks = result.find(REASONING_BLOCK)
     if blocks and blocks[0].complete:
         return max(blocks[0].end - offset, 0)
     end = strip_ws(generated.analysis.reasoning.end)

@@ -19,11 +19,27 @@ calls appear in order, a call's arguments only append):
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from analysis.handlers.gemma4 import gemma_to_json
+from analysis.message_hooks import DROP, GENERIC, OutputHooks, Route
 from analysis.pyliteral import py_to_json
+from analysis.tags import (
+    CONTENT,
+    REASONING,
+    REASONING_BLOCK,
+    TOOL,
+    TOOL_ARG,
+    TOOL_ARG_JSON,
+    TOOL_ARG_NAME,
+    TOOL_ARG_PY,
+    TOOL_ARG_RAW,
+    TOOL_ARG_STRING,
+    TOOL_ARGS,
+    TOOL_ID,
+    TOOL_NAME,
+)
 from peg.engine import ParseResult, TagNode
 
 _WS = " \t\r\n"
@@ -96,24 +112,27 @@ def json_value(text: str, complete: bool) -> str:
     return "" if stripped in ("T", "Tr", "Tru", "F", "Fa", "Fal", "Fals", "N", "No") else stripped
 
 
-def _tagged_arguments(call: TagNode) -> str:
+#: the generic value captures and their decoders ``(text, complete) -> JSON text``
+_DECODERS: dict[str, Callable[[str, bool], str]] = {
+    TOOL_ARG_STRING: lambda text, complete: string_value(text, complete),
+    TOOL_ARG_JSON: lambda text, complete: json_value(text, complete),
+    TOOL_ARG_RAW: lambda text, complete: raw_string_value(text, complete),
+    TOOL_ARG_PY: py_to_json,
+}
+
+
+def _tagged_arguments(call: TagNode, hooks: OutputHooks) -> str:
+    decoders = {**_DECODERS, **hooks.value_decoders}
     parts: list[str] = []
-    for arg in call.find("tool-arg"):
-        names = [n for n in arg.children if n.name == "tool-arg-name"]
+    for arg in call.find(TOOL_ARG):
+        names = [n for n in arg.children if n.name == TOOL_ARG_NAME]
         if not names or not names[0].complete:
             break
         head = json.dumps(names[0].text, ensure_ascii=False) + ": "
         value = ""
-        for node in arg.find("tool-arg-string"):
-            value = string_value(node.text, node.complete)
-        for node in arg.find("tool-arg-json"):
-            value = json_value(node.text, node.complete)
-        for node in arg.find("tool-arg-raw"):
-            value = raw_string_value(node.text, node.complete)
-        for node in arg.find("tool-arg-py"):
-            value = py_to_json(node.text, node.complete)
-        for node in arg.find("tool-arg-gemma"):
-            value = gemma_to_json(node.text, node.complete)
+        for tag, decode in decoders.items():
+            for node in arg.find(tag):
+                value = decode(node.text, node.complete)
         parts.append(head + value)
         if not arg.complete:
             break
@@ -121,16 +140,16 @@ def _tagged_arguments(call: TagNode) -> str:
     return text + "}" if call.complete else text
 
 
-def _call(node: TagNode) -> ToolCall | None:
-    names = node.find("tool-name")
+def _call(node: TagNode, hooks: OutputHooks) -> ToolCall | None:
+    names = node.find(TOOL_NAME)
     if not names or not names[0].complete:
         return None  # arguments wait until the name is known
-    ids = [n.text.strip(_WS) for n in node.find("tool-id") if n.complete]
-    raw = node.find("tool-args")
+    ids = [n.text.strip(_WS) for n in node.find(TOOL_ID) if n.complete]
+    raw = node.find(TOOL_ARGS)
     if raw:
         arguments = raw[0].text.strip(_WS) if raw[0].complete else raw[0].text.lstrip(_WS)
-    elif node.complete or any(n.complete for n in node.find("tool-arg-name")):
-        arguments = _tagged_arguments(node)
+    elif node.complete or any(n.complete for n in node.find(TOOL_ARG_NAME)):
+        arguments = _tagged_arguments(node, hooks)
     else:
         arguments = ""
     return ToolCall(names[0].text, arguments, ids[0] if ids else None)
@@ -138,62 +157,54 @@ def _call(node: TagNode) -> ToolCall | None:
 
 @dataclass
 class _Walk:
+    hooks: OutputHooks
+    keep_reasoning_in_content: bool = False
     content: list[str] = field(default_factory=list)
     reasoning: list[str] = field(default_factory=list)
     calls: list[ToolCall] = field(default_factory=list)
-    keep_reasoning_in_content: bool = False
 
     def visit(self, node: TagNode) -> None:
-        if node.name in ("harmony-msg", "harmony-msg-raw"):
-            self.harmony(node, raw=node.name == "harmony-msg-raw")
+        if node.name in self.hooks.message_tags:
+            self.message(node, self.hooks.route(node, self.keep_reasoning_in_content))
             return
-        if node.name == "tool":
-            call = _call(node)
+        if node.name == TOOL:
+            call = _call(node, self.hooks)
             if call is not None:
                 self.calls.append(call)
             return
-        if node.name == "content":
+        if node.name == CONTENT:
             self.content.append(node.text)
             return
-        if node.name == "reasoning":
+        if node.name == REASONING:
             self.reasoning.append(node.text)
             return
-        if node.name == "reasoning-block" and self.keep_reasoning_in_content:
+        if node.name == REASONING_BLOCK and self.keep_reasoning_in_content:
             self.content.append(node.text)
         for child in node.children:
             self.visit(child)
 
-
-    def harmony(self, node: TagNode, raw: bool) -> None:
-        """One harmony message: the recipient and the last channel decide where its body goes."""
-        recipients = [n for n in node.children if n.name == "h-to"]
-        channels = [n.text for n in node.children if n.name == "h-channel"]
-        bodies = [n for n in node.children if n.name == "h-body"]
-        if not bodies:
-            return  # the header is still being written
-        body = bodies[0]
-        recipient = recipients[-1] if recipients else None
-        if recipient is not None and recipient.text.startswith("functions."):
-            if not recipient.complete:
+    def message(self, node: TagNode, route: Route) -> None:
+        """A message-shaped capture (a harmony message), where its route sends it."""
+        body = route.text
+        if body is None or route.field == DROP:
+            return  # the header is still being written, or a message not part of the reply
+        if route.field == TOOL_ARGS:
+            if not route.name_complete:
                 return
             # trailing whitespace goes only once an end marker follows (as the stream held it)
             ended = body.complete and body.end < node.end
             arguments = body.text.strip(_WS) if ended else body.text.lstrip(_WS)
-            self.calls.append(ToolCall(recipient.text[len("functions.") :], arguments))
-        elif recipient is not None and recipient.text != "assistant":
-            return  # a message to a built-in tool (python, browser...): not part of the reply
-        elif channels and channels[-1] == "analysis":
-            if raw or self.keep_reasoning_in_content:
-                self.content.append(node.text)
-            else:
-                self.reasoning.append(body.text)
+            self.calls.append(ToolCall(route.call_name, arguments))
+        elif route.field == REASONING:
+            self.reasoning.append(body.text)
         else:
             self.content.append(body.text)
 
 
-def map_result(result: ParseResult, keep_reasoning_in_content: bool = False) -> Message:
-    """The message a parse tree describes (see the module docstring)."""
-    walk = _Walk(keep_reasoning_in_content=keep_reasoning_in_content)
+def map_result(result: ParseResult, keep_reasoning_in_content: bool = False, hooks: OutputHooks = GENERIC) -> Message:
+    """The message a parse tree describes (see the module docstring); ``hooks``
+    read the format's own captures."""
+    walk = _Walk(hooks, keep_reasoning_in_content)
     for node in result.tree:
         walk.visit(node)
     reasoning = "".join(walk.reasoning).strip(_WS)

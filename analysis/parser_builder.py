@@ -27,6 +27,20 @@ from analysis.result import (
     TemplateAnalysis,
     ToolFormat,
 )
+from analysis.tags import (
+    CONTENT,
+    REASONING,
+    REASONING_BLOCK,
+    TOOL,
+    TOOL_ARG,
+    TOOL_ARG_JSON,
+    TOOL_ARG_NAME,
+    TOOL_ARG_PY,
+    TOOL_ARG_STRING,
+    TOOL_ARGS,
+    TOOL_ID,
+    TOOL_NAME,
+)
 from peg import combinators as p
 from peg.combinators import UNBOUNDED, Parser
 
@@ -133,8 +147,8 @@ def _reasoning(analysis: TemplateAnalysis, cleared_start: bool, stops: tuple[str
     start, end = strip_ws(r.start), strip_ws(r.end)
     if not end:
         return p.eps()
-    body = p.tag("reasoning", p.until(end)) + p.literal(end) + p.space()
-    open_text = p.tag("reasoning", p.until(*stops)) if stops else p.tag("reasoning", p.rest())
+    body = p.tag(REASONING, p.until(end)) + p.literal(end) + p.space()
+    open_text = p.tag(REASONING, p.until(*stops)) if stops else p.tag(REASONING, p.rest())
     if start and not cleared_start:
         # GLM's turn is "<|assistant|>\n<think>…": the model writes the newline first
         block = p.space() + p.literal(start) + p.space() + body
@@ -142,30 +156,30 @@ def _reasoning(analysis: TemplateAnalysis, cleared_start: bool, stops: tuple[str
     else:
         block = body
         unterminated = open_text
-    return p.optional(p.choice(p.tag("reasoning-block", block), p.tag("reasoning-block", unterminated)))
+    return p.optional(p.choice(p.tag(REASONING_BLOCK, block), p.tag(REASONING_BLOCK, unterminated)))
 
 
 def _content_until(analysis: TemplateAnalysis, trigger: str, *more: str) -> Parser:
     """Content before the tool calls (wrapped content markers are read, not kept),
     up to the trigger or any of ``more``."""
     c = analysis.content
-    plain = p.tag("content", p.until(trigger, *more))
+    plain = p.tag(CONTENT, p.until(trigger, *more))
     if c.mode is not ContentMode.PLAIN and c.start and c.end:
-        wrapped = p.literal(strip_ws(c.start)) + p.tag("content", p.until(strip_ws(c.end))) + p.literal(strip_ws(c.end)) + p.space()
+        wrapped = p.literal(strip_ws(c.start)) + p.tag(CONTENT, p.until(strip_ws(c.end))) + p.literal(strip_ws(c.end)) + p.space()
         return p.choice(wrapped, plain)
     return plain
 
 
 def _content_only(analysis: TemplateAnalysis) -> Parser:
     c = analysis.content
-    everything = p.tag("content", p.rest()) + p.end()
+    everything = p.tag(CONTENT, p.rest()) + p.end()
     if c.mode is ContentMode.PLAIN or not (c.start and c.end):
         return everything
     start, end = strip_ws(c.start), strip_ws(c.end)
     wrapped = (
-        p.optional(p.tag("content", p.until(start)))
+        p.optional(p.tag(CONTENT, p.until(start)))
         + p.literal(start)
-        + p.tag("content", p.until(end))
+        + p.tag(CONTENT, p.until(end))
         + p.optional(p.literal(end))  # a reply cut off before its end marker is still the reply
         + p.space()
         + p.end()
@@ -190,13 +204,13 @@ _PYTHON_TAG = "<|python_tag|>"
 def _json_native_call(analysis: TemplateAnalysis, function: Mapping[str, Any], strict: bool = False) -> Parser:
     fmt = analysis.tools.format
     name = function["name"]
-    args = p.tag("tool-args", _args_schema_parser(function))
+    args = p.tag(TOOL_ARGS, _args_schema_parser(function))
     if fmt.fun_name_is_key:
         return (
             p.literal("{")
             + p.space()
             + p.literal('"')
-            + p.tag("tool-name", p.literal(name))
+            + p.tag(TOOL_NAME, p.literal(name))
             + p.literal('"')
             + p.space()
             + p.literal(":")
@@ -215,7 +229,7 @@ def _json_native_call(analysis: TemplateAnalysis, function: Mapping[str, Any], s
         return f.split(".", 1)[1] if nested_prefix and f.startswith(nested_prefix + ".") else f
 
     if fmt.name_field:
-        members[fmt.name_field] = _json_string_key(key(fmt.name_field)) + p.literal('"') + p.tag("tool-name", p.literal(name)) + p.literal('"')
+        members[fmt.name_field] = _json_string_key(key(fmt.name_field)) + p.literal('"') + p.tag(TOOL_NAME, p.literal(name)) + p.literal('"')
     if fmt.args_field:
         spelled = key(fmt.args_field)
         if spelled in _ARGS_SPELLINGS and not strict:  # models write either
@@ -224,7 +238,7 @@ def _json_native_call(analysis: TemplateAnalysis, function: Mapping[str, Any], s
             members[fmt.args_field] = _json_string_key(spelled) + args
     for id_field in (fmt.id_field, fmt.gen_id_field):
         if id_field:
-            members[id_field] = _json_string_key(key(id_field)) + p.literal('"') + p.tag("tool-id", p.until('"')) + p.literal('"')
+            members[id_field] = _json_string_key(key(id_field)) + p.literal('"') + p.tag(TOOL_ID, p.until('"')) + p.literal('"')
     order = [f for f in fmt.parameter_order if f in members] + [f for f in members if f not in fmt.parameter_order]
     parts: list[Parser] = []
     for i, field in enumerate(order):
@@ -240,7 +254,7 @@ def _json_native_call(analysis: TemplateAnalysis, function: Mapping[str, Any], s
 
 def _call_id_between(analysis: TemplateAnalysis, strict: bool) -> Parser:
     cid = analysis.tools.call_id
-    return p.optional(marker(cid.prefix, strict) + p.tag("tool-id", p.until(strip_ws(cid.suffix) or "{")))
+    return p.optional(marker(cid.prefix, strict) + p.tag(TOOL_ID, p.until(strip_ws(cid.suffix) or "{")))
 
 
 def _tag_call(analysis: TemplateAnalysis, function: Mapping[str, Any], strict: bool = False) -> Parser:
@@ -250,17 +264,17 @@ def _tag_call(analysis: TemplateAnalysis, function: Mapping[str, Any], strict: b
     parts: list[Parser] = []
     if cid.pos is CallIdPosition.PRE_FUNC_NAME and cid.suffix:
         lead = p.eps() if strip_ws(cid.prefix) in (strip_ws(fmt.per_call_start), strip_ws(fmt.section_start)) else marker(cid.prefix, strict)
-        parts.append(p.optional(lead + p.tag("tool-id", p.until(strip_ws(cid.suffix))) + marker(cid.suffix, strict)))
-    parts.append(marker(fn.name_prefix, strict) + p.tag("tool-name", p.literal(name)))
+        parts.append(p.optional(lead + p.tag(TOOL_ID, p.until(strip_ws(cid.suffix))) + marker(cid.suffix, strict)))
+    parts.append(marker(fn.name_prefix, strict) + p.tag(TOOL_NAME, p.literal(name)))
     if cid.pos is CallIdPosition.BETWEEN_FUNC_AND_ARGS and cid.prefix:
         parts.append(_call_id_between(analysis, strict))
     parts.append(marker(fn.name_suffix, strict))
     if fmt.mode is ToolFormat.TAG_WITH_JSON:
-        parts.append(p.tag("tool-args", _args_schema_parser(function)))
+        parts.append(p.tag(TOOL_ARGS, _args_schema_parser(function)))
     else:
         parts.append(_tagged_args(analysis, function, strict))
     if cid.pos is CallIdPosition.POST_ARGS and cid.prefix:
-        parts.append(p.optional(p.space() + marker(cid.prefix, strict) + p.tag("tool-id", p.until(strip_ws(cid.suffix) or "\n")) + marker(cid.suffix, strict)))
+        parts.append(p.optional(p.space() + marker(cid.prefix, strict) + p.tag(TOOL_ID, p.until(strip_ws(cid.suffix) or "\n")) + marker(cid.suffix, strict)))
     parts.append(p.space() + marker(fn.close, strict) if fn.close else p.space())
     return p.seq(*parts)
 
@@ -292,7 +306,7 @@ def _tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any], strict
         properties = {}
 
     def argument(name: str, arg_schema: Any) -> Parser:
-        head = marker(a.name_prefix, strict) + p.tag("tool-arg-name", p.literal(name) if name else p.chars(_NAME_CHARS, 1, UNBOUNDED))
+        head = marker(a.name_prefix, strict) + p.tag(TOOL_ARG_NAME, p.literal(name) if name else p.chars(_NAME_CHARS, 1, UNBOUNDED))
         if _is_string_schema(arg_schema):
             closer = value_end or strip_ws(a.name_prefix)
             # the value keeps its leading whitespace after the last marker before it
@@ -310,16 +324,16 @@ def _tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any], strict
                 value = p.until(*ends, function_close)
             else:
                 value = p.until(closer)
-            body = suffix + _exact(a.value_prefix) + p.tag("tool-arg-string", value)
+            body = suffix + _exact(a.value_prefix) + p.tag(TOOL_ARG_STRING, value)
             if function_close and not strict:
-                return p.tag("tool-arg", head + body + p.optional(marker(a.value_suffix, strict))) + p.space()
+                return p.tag(TOOL_ARG, head + body + p.optional(marker(a.value_suffix, strict))) + p.space()
         else:
             json_schema = arg_schema if isinstance(arg_schema, Mapping) else {}
             # JSON, or a Python literal (a template that writes {{ value }} renders [True, None, 'a'])
-            json_value = p.tag("tool-arg-json", p.schema(p.json_value(), f"{function['name']}-{name or 'extra'}", json_schema))
-            value = json_value if strict else p.choice(json_value, p.tag("tool-arg-py", python_value()))
+            json_value = p.tag(TOOL_ARG_JSON, p.schema(p.json_value(), f"{function['name']}-{name or 'extra'}", json_schema))
+            value = json_value if strict else p.choice(json_value, p.tag(TOOL_ARG_PY, python_value()))
             body = marker(a.name_suffix, strict) + marker(a.value_prefix, strict) + value + p.space()
-        return p.tag("tool-arg", head + body + marker(a.value_suffix, strict)) + p.space()
+        return p.tag(TOOL_ARG, head + body + marker(a.value_suffix, strict)) + p.space()
 
     names = sorted(properties, key=lambda n: -len(str(n)))  # longest first, as for function names
     if not strict:
@@ -384,18 +398,18 @@ def _calls(analysis: TemplateAnalysis, request: ChatRequest, strict: bool = Fals
     if not strict and fmt.mode is ToolFormat.JSON_NATIVE and not (fmt.per_call_start or fmt.section_start):
         call = p.optional(p.literal(_PYTHON_TAG) + p.space()) + call
     if fmt.tools_array_wrapped:
-        more = p.zero_or_more(p.space() + p.literal(",") + p.space() + p.tag("tool", call)) if many else p.eps()
-        unit = p.literal("[") + p.space() + p.tag("tool", call) + more + p.space() + p.literal("]")
+        more = p.zero_or_more(p.space() + p.literal(",") + p.space() + p.tag(TOOL, call)) if many else p.eps()
+        unit = p.literal("[") + p.space() + p.tag(TOOL, call) + more + p.space() + p.literal("]")
     else:
-        unit = p.tag("tool", call)
+        unit = p.tag(TOOL, call)
     if fmt.per_call_start or fmt.per_call_end:
         opener, closer = marker(fmt.per_call_start, strict), p.literal(strip_ws(fmt.per_call_end))
         if fmt.tools_array_wrapped:  # each marker pair holds an array of calls
             one = opener + unit + p.space() + closer + p.space()
         else:  # the call includes its markers (a streamed call is shown once they open it)
-            one = p.tag("tool", opener + call + p.space() + closer) + p.space()
+            one = p.tag(TOOL, opener + call + p.space() + closer) + p.space()
             if not strict and bare_call_start(analysis):  # "<function=…>" without its "<tool_call>"
-                one = p.choice(one, p.tag("tool", call + p.space() + p.optional(closer)) + p.space())
+                one = p.choice(one, p.tag(TOOL, call + p.space() + p.optional(closer)) + p.space())
         calls = p.one_or_more(one) if many else one
     else:
         calls = p.one_or_more(unit + p.space()) if many and not fmt.tools_array_wrapped else unit + p.space()
@@ -466,7 +480,7 @@ def build_parser(
     if request.json_schema is not None:
         fence_open = p.optional(p.literal("```") + p.optional(p.literal("json")) + p.space())  # models often fence it
         fence_close = p.optional(p.literal("```") + p.space())
-        response = p.tag("content", p.schema(p.json_value(), "response-format", request.json_schema))
+        response = p.tag(CONTENT, p.schema(p.json_value(), "response-format", request.json_schema))
         body = reasoning + p.space() + fence_open + response + p.space() + fence_close + p.end()
     elif tools_on:
         if calls_builder is not None:
@@ -475,13 +489,13 @@ def build_parser(
             tool_calls = _calls(analysis, request, strict=for_grammar)
             trigger = trigger_marker(analysis)
             if analysis.tools.format.content_after_calls:  # the template writes the turn's text after its calls
-                tool_calls = tool_calls + p.optional(p.tag("content", p.rest()))
+                tool_calls = tool_calls + p.optional(p.tag(CONTENT, p.rest()))
         if trigger:
             bare = bare_call_start(analysis) if calls_builder is None and not for_grammar else ""
             after = p.eps()
             if not for_grammar and not analysis.tools.format.content_after_calls:
                 # text after the calls is content (but not another call: that one needs parallel_tool_calls)
-                after = p.optional(p.negate(p.space() + p.literal(trigger)) + p.tag("content", p.rest()))
+                after = p.optional(p.negate(p.space() + p.literal(trigger)) + p.tag(CONTENT, p.rest()))
             with_calls = _content_until(analysis, trigger, *([bare] if bare else [])) + tool_calls + after + p.end()
         else:
             with_calls = p.space() + tool_calls + p.end()

@@ -30,13 +30,28 @@ from analysis.mapper import (
     message_deltas,
     reasoning_delta,
 )
+from analysis.message_hooks import DROP, OutputHooks
 from analysis.pyliteral import decode_escapes
+from analysis.tags import (
+    CONTENT,
+    REASONING,
+    REASONING_BLOCK,
+    TOOL,
+    TOOL_ARG,
+    TOOL_ARG_PY,
+    TOOL_ARG_RAW,
+    TOOL_ARG_STRING,
+    TOOL_ARGS,
+    TOOL_NAME,
+)
 from peg.combinators import Json, Rest, Until
 from peg.engine import ParseResult, Status, TagNode, held_back, parse
 from peg.json_stream import IncrementalJson, JsonProgress
 
 _WS = " \t\r\n"
-_FIELDS = ("content", "reasoning", "tool-args", "tool-arg-string")
+#: the captures that are themselves a message field (the tagged string value
+#: feeds the call's arguments)
+_FIELDS = (CONTENT, REASONING, TOOL_ARGS, TOOL_ARG_STRING)
 #: full parses may read this many characters per character of output (plus
 #: :data:`_WORK_SLACK`) before a stuck stream starts to wait between them
 _WORK_PER_CHAR = 32
@@ -46,26 +61,17 @@ _WORK_SLACK = 65536
 _PATIENT_FROM = 1024
 #: a fast path that carried this many characters shows the output is not degenerate
 _PRODUCTIVE_RUN = 256
-#: values whose only ``until`` is the inside of a string: a chunk there appends its JSON escape
-_STRING_VALUES = ("tool-arg-py", "tool-arg-gemma", "tool-arg-raw")
+#: values whose only ``until`` is the inside of a string: a chunk there appends
+#: its JSON escape (and so do the value captures of a format's own hooks)
+_STRING_VALUES = (TOOL_ARG_PY, TOOL_ARG_RAW)
 
 
-def _harmony_field(message: TagNode) -> str:
-    """Where a harmony message's body goes (as the mapper decides)."""
-    recipients = [n.text for n in message.children if n.name == "h-to"]
-    channels = [n.text for n in message.children if n.name == "h-channel"]
-    if recipients and recipients[-1].startswith("functions."):
-        return "tool-args"
-    if recipients and recipients[-1] != "assistant":
-        return "drop"
-    if channels and channels[-1] == "analysis" and message.name == "harmony-msg":
-        return "reasoning"
-    return "content"
-
-
-def _frontier_tag(nodes: tuple[TagNode, ...], end: int) -> tuple[TagNode | None, TagNode | None, str]:
+def _frontier_tag(
+    nodes: tuple[TagNode, ...], end: int, hooks: OutputHooks
+) -> tuple[TagNode | None, TagNode | None, str]:
     """The innermost incomplete capture that ends at the frontier, its call (or
-    harmony message), and the message field it feeds."""
+    message-shaped capture), and the message field it feeds (the mapper's
+    reading: a message's body goes where the format's ``route`` says)."""
     found: TagNode | None = None
     call: TagNode | None = None
     field_name = ""
@@ -75,13 +81,13 @@ def _frontier_tag(nodes: tuple[TagNode, ...], end: int) -> tuple[TagNode | None,
             break
         if last.name in _FIELDS:
             found, field_name = last, last.name
-        elif last.name in _STRING_VALUES:
+        elif last.name in _STRING_VALUES or last.name in hooks.value_decoders:
             found, field_name = last, "escaped"
-        elif last.name == "h-body" and call is not None:
-            found, field_name = last, _harmony_field(call)
-        elif last.name in ("tool", "harmony-msg", "harmony-msg-raw"):
+        elif call is not None and last.name == hooks.body_tag and call.name in hooks.message_tags:
+            found, field_name = last, hooks.route(call, False).field
+        elif last.name == TOOL or last.name in hooks.message_tags:
             call = last
-        elif last.name not in ("tool-arg", "reasoning-block"):
+        elif last.name not in (TOOL_ARG, REASONING_BLOCK):
             return None, None, ""  # a name or an id is being written: nothing to append to
         nodes = last.children
     return found, call, field_name
@@ -350,7 +356,7 @@ class StreamParser:
         if result.status is Status.FAILURE:
             self._failed = True  # no continuation can fit: the final parse reports it
             return []
-        message = map_result(result, self.generated.keeps_reasoning_in_content)
+        message = map_result(result, self.generated.keeps_reasoning_in_content, self.generated.hooks)
         held = held_whole = False
         if result.status is Status.NEED_MORE:
             shown, held = self.generated.hold_open_reasoning(result, message)
@@ -387,7 +393,7 @@ class StreamParser:
         if self.generated.keeps_reasoning_in_content or result.frontier is None:
             return None
         node, start = result.frontier
-        tag, call, field_name = _frontier_tag(result.tree, result.end)
+        tag, call, field_name = _frontier_tag(result.tree, result.end, self.generated.hooks)
         if tag is None or start < tag.start or start >= len(result.text):
             # (a frontier that starts at the very end may still move: a space()
             # before it would swallow leading whitespace of the next chunk)
@@ -401,35 +407,42 @@ class StreamParser:
                 return _QuotedPath(sink, tuple(d for d in node.delimiters if d != "\\"))
             delimiters = node.delimiters
             trigger = self.generated.built.trigger
-            if field_name == "reasoning" and trigger and trigger not in delimiters:
+            if field_name == REASONING and trigger and trigger not in delimiters:
                 delimiters = (*delimiters, trigger)  # a call marker in open reasoning needs a full parse
             return _UntilPath(sink, delimiters, text[result.end :])
         if isinstance(node, Rest):
             return _RestPath(sink)
-        if isinstance(node, Json) and field_name in ("tool-args", "content"):  # raw arguments, a json_schema reply
+        if isinstance(node, Json) and field_name in (TOOL_ARGS, CONTENT):  # raw arguments, a json_schema reply
             tracker = IncrementalJson()
             if tracker.feed(text[start:]) is not JsonProgress.MORE:
                 return None
             return _JsonPath(sink, tracker)
         return None
 
+    def _call_shown(self, call: TagNode) -> bool:
+        """Whether the message shows ``call`` yet: once its name is complete."""
+        hooks = self.generated.hooks
+        if call.name in hooks.message_tags:
+            route = hooks.route(call, False)
+            return route.field == TOOL_ARGS and route.name_complete
+        names = call.find(TOOL_NAME)
+        return bool(names) and names[0].complete
+
     def _sink(self, tag: TagNode, call: TagNode | None, field_name: str) -> _Sink | None:
         """Where the growing field's text goes, or None while it is not shown yet."""
         acc = self._acc
-        if field_name in ("reasoning", "content"):
-            parts = acc.reasoning if field_name == "reasoning" else acc.content
+        if field_name in (REASONING, CONTENT):
+            parts = acc.reasoning if field_name == REASONING else acc.content
             if not any(parts):
                 return None  # leading whitespace is still being dropped
             pending = tag.text[len(tag.text.rstrip(_WS)) :] if tag.text.strip() else ""
-            return _TextSink(parts, reasoning_delta if field_name == "reasoning" else content_delta, pending)
-        if field_name == "drop":
+            return _TextSink(parts, reasoning_delta if field_name == REASONING else content_delta, pending)
+        if field_name == DROP:
             return _DropSink()
-        names = call.find("tool-name") if call is not None and call.name == "tool" else []
-        harmony_call = call is not None and call.name != "tool" and any(n.name == "h-to" and n.complete for n in call.children)
-        if not ((names and names[0].complete) or harmony_call) or not acc.calls:
+        if call is None or not self._call_shown(call) or not acc.calls:
             return None  # the call is not shown yet: its arguments wait for the name
         parts, index = acc.calls[-1][2], len(acc.calls) - 1
-        if field_name == "tool-args":
+        if field_name == TOOL_ARGS:
             if not tag.text.strip():
                 return None  # leading whitespace of raw arguments is still being dropped
             return _ArgumentsSink(parts, index, escape=False, hold_newline=False, pending="")

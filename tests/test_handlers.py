@@ -279,3 +279,18 @@ def test_preserved_tokens_are_markup_only() -> None:
         for token in tokens:
             assert any(ch in token for ch in "<>[]|◁▷｜"), (path.name, token)
     assert _analysis("openai-gpt-oss-120b.jinja").preserved_tokens == ("<|channel|>", "<|constrain|>", "<|message|>", "<|start|>", "<|end|>")
+
+
+def test_a_formats_own_value_capture_is_read_through_its_hooks() -> None:
+    """Value decoding is a hook of the format, not knowledge of the mapper."""
+    from analysis.mapper import map_result
+    from analysis.message_hooks import OutputHooks
+    from analysis.tags import TOOL_ARG, TOOL_ARG_NAME, tool, tool_name
+    from peg import combinators as p
+    from peg.engine import parse
+
+    value = p.tag("tool-arg-shout", p.until(">"))
+    call = tool(p.literal("<") + tool_name(p.literal("f")) + p.literal(" ") + p.tag(TOOL_ARG, p.tag(TOOL_ARG_NAME, p.literal("x")) + p.literal("=") + value) + p.literal(">"))
+    result = parse(call, "<f x=hello>")
+    hooks = OutputHooks(value_decoders={"tool-arg-shout": lambda text, complete: json.dumps(text.upper())})
+    assert map_result(result, hooks=hooks).tool_calls[0].arguments == '{"x": "HELLO"}'

@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from analysis.handlers import Handler, probe_call_render, with_tool_markers
+from analysis.handlers.base import Handler, probe_call_render, with_tool_markers
+from analysis.message_hooks import OutputHooks
 from analysis.parser_builder import (
     BuiltParser,
     boilerplate_and_reasoning_start,
@@ -27,6 +28,16 @@ from analysis.result import (
     ReasoningMode,
     TemplateAnalysis,
     ToolFormat,
+)
+from analysis.tags import (
+    CONTENT,
+    REASONING,
+    REASONING_BLOCK,
+    TOOL,
+    TOOL_ARG,
+    TOOL_ARG_GEMMA,
+    TOOL_ARG_NAME,
+    TOOL_NAME,
 )
 from peg import combinators as p
 from peg.combinators import UNBOUNDED, Parser, Ref
@@ -113,11 +124,11 @@ def _call(function: dict[str, Any], value: Parser, lenient: bool = False) -> Par
     properties = (function.get("parameters") or {}).get("properties") or {}
     names = sorted(properties, key=lambda n: -len(str(n)))
     name_choice = p.choice(*(p.literal(str(n)) for n in names)) if names else p.chars("[A-Za-z0-9_]", 1, UNBOUNDED)
-    arg = p.tag("tool-arg", p.tag("tool-arg-name", name_choice) + p.space() + p.literal(":") + p.space() + p.tag("tool-arg-gemma", value))
+    arg = p.tag(TOOL_ARG, p.tag(TOOL_ARG_NAME, name_choice) + p.space() + p.literal(":") + p.space() + p.tag(TOOL_ARG_GEMMA, value))
     args = p.optional(arg + p.zero_or_more(p.space() + p.literal(",") + p.space() + arg))
     return p.tag(
-        "tool",
-        p.literal(CALL_START + "call:") + p.tag("tool-name", p.literal(function["name"])) + p.literal("{") + p.space() + args + p.space() + p.literal("}")
+        TOOL,
+        p.literal(CALL_START + "call:") + p.tag(TOOL_NAME, p.literal(function["name"])) + p.literal("{") + p.space() + args + p.space() + p.literal("}")
         + (p.optional(p.literal(CALL_END)) if lenient else p.literal(CALL_END)),
     )
 
@@ -128,7 +139,7 @@ def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: s
     boilerplate, _ = boilerplate_and_reasoning_start(generation_prompt, continued_text, analysis, prefill)
     channel = p.literal(CHANNEL_OPEN) + p.optional(p.literal(CHANNEL_OPEN)) + p.literal("thought")  # bounded: no rescans
     # a thought cut off before its close (max_tokens) is reasoning too
-    thought = p.tag("reasoning-block", channel + p.space() + p.tag("reasoning", p.until(CHANNEL_CLOSE)) + p.optional(p.literal(CHANNEL_CLOSE)) + p.space())
+    thought = p.tag(REASONING_BLOCK, channel + p.space() + p.tag(REASONING, p.until(CHANNEL_CLOSE)) + p.optional(p.literal(CHANNEL_CLOSE)) + p.space())
     functions = tool_functions(request) if request.has_tools else []
     value = gemma_value()
     call = p.choice(*(_call(dict(f), value, lenient=True) for f in functions)) if functions else None
@@ -137,12 +148,12 @@ def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: s
     plain: list[Parser] = []  # text: everything but a call marker
     if extracts:
         plain += [thought, p.literal(CHANNEL_CLOSE), p.literal(CHANNEL_OPEN)]
-    plain.append(p.tag("content", p.until(*stops) if stops else p.rest()))
+    plain.append(p.tag(CONTENT, p.until(*stops) if stops else p.rest()))
     reasoning = p.optional(thought) if extracts else p.eps()
     if call is None:
         body = reasoning + p.zero_or_more(p.choice(*plain)) + p.end()
     else:
-        prose = p.tag("content", p.literal(CALL_START))  # a call marker not followed by a call
+        prose = p.tag(CONTENT, p.literal(CALL_START))  # a call marker not followed by a call
         if request.parallel_tool_calls:  # calls and text in any order
             body = reasoning + p.zero_or_more(p.choice(call + p.space(), *plain, prose)) + p.end()
         else:  # at most one call, with text before and after it; a second call fails
@@ -156,4 +167,4 @@ def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: s
     return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, tool_calls, CALL_START if call is not None else "", extracts)
 
 
-HANDLER = Handler("gemma4", detect, refine, build=build)
+HANDLER = Handler("gemma4", detect, refine, build=build, output=OutputHooks(value_decoders={TOOL_ARG_GEMMA: gemma_to_json}))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from analysis.handlers import Handler, probe_call_render
+from analysis.handlers.base import Handler, probe_call_render
 from analysis.probes import FUN_A, Prober
 from analysis.result import TemplateAnalysis, ToolFormat
 

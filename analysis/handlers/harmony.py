@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from analysis.handlers import Handler, with_tool_markers
+from analysis.handlers.base import Handler, with_tool_markers
+from analysis.message_hooks import DROP, OutputHooks, Route
 from analysis.parser_builder import BuiltParser, boilerplate_and_reasoning_start, tool_functions
 from analysis.probes import Prober, assistant, conversation
 from analysis.request import ChatRequest
@@ -26,8 +27,20 @@ from analysis.result import (
     TemplateAnalysis,
     ToolFormat,
 )
+from analysis.tags import (
+    CONTENT,
+    H_BODY,
+    H_CHANNEL,
+    H_TO,
+    HARMONY_MESSAGES,
+    HARMONY_MSG,
+    HARMONY_MSG_RAW,
+    REASONING,
+    TOOL_ARGS,
+)
 from peg import combinators as p
 from peg.combinators import UNBOUNDED
+from peg.engine import TagNode
 
 ENDS = ("<|end|>", "<|call|>", "<|return|>")
 SEPARATOR = "<|start|>assistant"
@@ -56,15 +69,15 @@ def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: s
     """Messages, each a header and a body, until the end of the output."""
     boilerplate, _ = boilerplate_and_reasoning_start(generation_prompt, continued_text, analysis, prefill)
     word = p.chars("[^<> \t\n]", 1, UNBOUNDED)
-    to_token = p.space() + p.literal("to=") + p.tag("h-to", word)
+    to_token = p.space() + p.literal("to=") + p.tag(H_TO, word)
     constrain = p.space() + p.literal("<|constrain|>") + word
-    channel = p.literal("<|channel|>") + p.tag("h-channel", p.chars("[A-Za-z0-9_]", 1, UNBOUNDED))
+    channel = p.literal("<|channel|>") + p.tag(H_CHANNEL, p.chars("[A-Za-z0-9_]", 1, UNBOUNDED))
     content_type = p.chars("[ \t]", 1, UNBOUNDED) + word  # "commentary json": the template's own spelling
     header = p.one_or_more(p.choice(to_token, channel, constrain, content_type)) + p.space()
     raw = request.reasoning_format.value == "none"  # reasoning stays in content, verbatim
     message = p.tag(
-        "harmony-msg-raw" if raw else "harmony-msg",
-        header + p.literal("<|message|>") + p.tag("h-body", p.until(*ENDS, "<|start|>")) + p.optional(p.choice(*(p.literal(e) for e in ENDS))),
+        HARMONY_MSG_RAW if raw else HARMONY_MSG,
+        header + p.literal("<|message|>") + p.tag(H_BODY, p.until(*ENDS, "<|start|>")) + p.optional(p.choice(*(p.literal(e) for e in ENDS))),
     )
     # an output cut off inside a header (a lone trailing "<|channel|>") adds nothing
     cut_header = p.one_or_more(p.choice(to_token, channel, constrain, p.literal("<|channel|>"), p.literal("<|constrain|>"))) + p.space()
@@ -111,4 +124,24 @@ TRIGGER_WORD = " to=functions."
 #: harmony's special tokens (the markers above combine them with channel names and text)
 TOKENS = ("<|channel|>", "<|constrain|>", "<|message|>", "<|start|>", "<|end|>")
 
-HANDLER = Handler("gpt-oss-harmony", detect, refine, build=build, tokens=TOKENS)
+def route(message: TagNode, keep_reasoning_in_content: bool) -> Route:
+    """Where one message goes: the recipient and the last channel decide."""
+    recipients = [n for n in message.children if n.name == H_TO]
+    channels = [n.text for n in message.children if n.name == H_CHANNEL]
+    bodies = [n for n in message.children if n.name == H_BODY]
+    body = bodies[0] if bodies else None  # None: the header is still being written
+    recipient = recipients[-1] if recipients else None
+    if recipient is not None and recipient.text.startswith("functions."):
+        return Route(TOOL_ARGS, body, recipient.text[len("functions.") :], recipient.complete)
+    if recipient is not None and recipient.text != "assistant":
+        return Route(DROP, body)  # a message to a built-in tool (python, browser...)
+    if channels and channels[-1] == "analysis":
+        if message.name == HARMONY_MSG_RAW or keep_reasoning_in_content:
+            return Route(CONTENT, message if body is not None else None)  # markup and all
+        return Route(REASONING, body)
+    return Route(CONTENT, body)
+
+
+OUTPUT = OutputHooks(message_tags=HARMONY_MESSAGES, body_tag=H_BODY, route=route)
+
+HANDLER = Handler("gpt-oss-harmony", detect, refine, build=build, tokens=TOKENS, output=OUTPUT)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from analysis.handlers import Handler, probe_call_render, with_tool_markers
+from analysis.handlers.base import Handler, probe_call_render, with_tool_markers
 from analysis.probes import FUN_A, REASONING_TEXT, Prober, assistant, conversation
 from analysis.result import (
     CallIdAnalysis,

@@ -10,12 +10,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from analysis.handlers import Handler, probe_call_render, with_tool_markers
+from analysis.handlers.base import Handler, probe_call_render, with_tool_markers
 from analysis.parser_builder import argument_set, tool_functions
 from analysis.probes import ARG_A, FUN_A, Prober, conversation
 from analysis.pyliteral import python_value
 from analysis.request import ChatRequest
 from analysis.result import ReasoningAnalysis, ReasoningMode, TemplateAnalysis, ToolFormat
+from analysis.tags import TOOL, TOOL_ARG, TOOL_ARG_NAME, TOOL_ARG_PY, TOOL_NAME
 from peg import combinators as p
 from peg.combinators import UNBOUNDED, Parser
 
@@ -65,9 +66,9 @@ def _call(function: Mapping[str, Any], value: Parser, strict: bool = False) -> P
         args = argument_set([argument(n) for n in required], [argument(str(n)) for n in names if str(n) not in required], None)
         return p.literal(function["name"]) + p.literal("(") + p.space() + args + p.literal(")")
     name_choice = p.choice(*(p.literal(str(n)) for n in names)) if names else p.chars("[A-Za-z0-9_]", 1, UNBOUNDED)
-    arg = p.tag("tool-arg", p.tag("tool-arg-name", name_choice) + p.space() + p.literal("=") + p.space() + p.tag("tool-arg-py", value))
+    arg = p.tag(TOOL_ARG, p.tag(TOOL_ARG_NAME, name_choice) + p.space() + p.literal("=") + p.space() + p.tag(TOOL_ARG_PY, value))
     args = p.optional(arg + p.zero_or_more(p.space() + p.literal(",") + p.space() + arg) + p.space())
-    return p.tag("tool", p.tag("tool-name", p.literal(function["name"])) + p.literal("(") + p.space() + args + p.literal(")"))
+    return p.tag(TOOL, p.tag(TOOL_NAME, p.literal(function["name"])) + p.literal("(") + p.space() + args + p.literal(")"))
 
 
 def calls(analysis: TemplateAnalysis, request: ChatRequest, strict: bool = False) -> tuple[Parser, str]:

@@ -1,0 +1,95 @@
+"""The capture tags: the contract between the parsers that generation builds
+(``parser_builder`` and the dedicated handlers) and the code that reads their
+parse trees (``mapper`` for a message, ``streaming`` for deltas, the checks).
+
+A parser marks what it reads with ``peg.combinators.tag(NAME, parser)``; the
+readers find those nodes by the same names.  Every name is here, once.
+
+    CONTENT            reply text
+    REASONING          reasoning text (inside a REASONING_BLOCK)
+    REASONING_BLOCK    a whole reasoning block, markers included
+    TOOL               one call; holds TOOL_NAME, TOOL_ID, and TOOL_ARGS or TOOL_ARGs
+    TOOL_NAME          the function's name
+    TOOL_ID            the call's id as written
+    TOOL_ARGS          the arguments as raw JSON text
+    TOOL_ARG           one tagged argument: TOOL_ARG_NAME and one value capture
+    TOOL_ARG_NAME      the argument's name
+    TOOL_ARG_STRING    a value that is text (trimmed of one newline at each end, escaped)
+    TOOL_ARG_JSON      a value that is JSON text (text when it is not JSON)
+    TOOL_ARG_RAW       a value that is text, kept as written (escaped)
+    TOOL_ARG_PY        a Python literal (True, None, 'single quotes')
+    TOOL_ARG_GEMMA     a Gemma 4 value (bare keys, <|"|> strings); decoded by its handler
+    HARMONY_MSG        a harmony message (gpt-oss); HARMONY_MSG_RAW when reasoning stays in content
+    H_TO, H_CHANNEL, H_BODY   a harmony message's recipient, channel and body
+"""
+
+from __future__ import annotations
+
+from peg import combinators as p
+from peg.combinators import Parser
+
+CONTENT = "content"
+REASONING = "reasoning"
+REASONING_BLOCK = "reasoning-block"
+TOOL = "tool"
+TOOL_NAME = "tool-name"
+TOOL_ID = "tool-id"
+TOOL_ARGS = "tool-args"
+TOOL_ARG = "tool-arg"
+TOOL_ARG_NAME = "tool-arg-name"
+TOOL_ARG_STRING = "tool-arg-string"
+TOOL_ARG_JSON = "tool-arg-json"
+TOOL_ARG_RAW = "tool-arg-raw"
+TOOL_ARG_PY = "tool-arg-py"
+TOOL_ARG_GEMMA = "tool-arg-gemma"
+HARMONY_MSG = "harmony-msg"
+HARMONY_MSG_RAW = "harmony-msg-raw"
+H_TO = "h-to"
+H_CHANNEL = "h-channel"
+H_BODY = "h-body"
+
+#: the captures that hold one tagged argument's value
+VALUE_TAGS = (TOOL_ARG_STRING, TOOL_ARG_JSON, TOOL_ARG_RAW, TOOL_ARG_PY, TOOL_ARG_GEMMA)
+#: the captures that are a whole harmony message
+HARMONY_MESSAGES = (HARMONY_MSG, HARMONY_MSG_RAW)
+
+
+def content(item: Parser) -> Parser:
+    """``item`` read as reply text."""
+    return p.tag(CONTENT, item)
+
+
+def reasoning(item: Parser) -> Parser:
+    """``item`` read as reasoning text."""
+    return p.tag(REASONING, item)
+
+
+def reasoning_block(item: Parser) -> Parser:
+    """``item`` read as a whole reasoning block (markers included)."""
+    return p.tag(REASONING_BLOCK, item)
+
+
+def tool(item: Parser) -> Parser:
+    """``item`` read as one tool call."""
+    return p.tag(TOOL, item)
+
+
+def tool_name(item: Parser) -> Parser:
+    """``item`` read as a call's function name."""
+    return p.tag(TOOL_NAME, item)
+
+
+def tool_id(item: Parser) -> Parser:
+    """``item`` read as a call's id."""
+    return p.tag(TOOL_ID, item)
+
+
+def tool_args(item: Parser) -> Parser:
+    """``item`` read as a call's arguments, raw JSON text."""
+    return p.tag(TOOL_ARGS, item)
+
+
+def tool_arg(name: Parser, value: Parser) -> Parser:
+    """One tagged argument: ``name`` read as its name, then ``value`` (a parser
+    that tags its value with one of :data:`VALUE_TAGS`)."""
+    return p.tag(TOOL_ARG, p.tag(TOOL_ARG_NAME, name) + value)
