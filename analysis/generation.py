@@ -8,10 +8,13 @@ result parses outputs whole (:meth:`Generated.parse`) or streamed
 
 from __future__ import annotations
 
+import functools
 import pickle
 from collections import OrderedDict
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import Any
 
 from analysis import disk_cache
 from analysis.analyzer import analyze_template, prefill_outcome
@@ -28,9 +31,6 @@ from analysis.tags import REASONING, REASONING_BLOCK
 from peg.engine import ParseResult, Status, held_back, parse
 from peg.errors import GrammarError
 from peg.gbnf_out import to_gbnf
-
-if TYPE_CHECKING:
-    from analysis.streaming import StreamParser
 
 
 @dataclass(frozen=True)
@@ -67,13 +67,38 @@ class Generated:
     prompt: Prompt
     prefill: PrefillOutcome
     built: BuiltParser
-    grammar: str
-    grammar_lazy: bool
-    triggers: tuple[Trigger, ...]
     preserved_tokens: tuple[str, ...]
-    grammar_error: str = ""
     #: how the format's own captures are read (its handler's, else the generic reading)
     hooks: OutputHooks = GENERIC
+    #: builds the strict parser the grammar is made from (None: ``built`` is it,
+    #: or names it as its ``grammar_source``); called once, when the grammar is asked for
+    strict: Callable[[], BuiltParser] | None = field(default=None, compare=False, repr=False)
+
+    @cached_property
+    def _grammar_parts(self) -> tuple[str, bool, tuple[Trigger, ...], str]:
+        """The grammar, made on first use (parsing needs none of it)."""
+        built = self.built if self.strict is None else replace(self.built, grammar_source=self.strict())
+        return _grammar(built, self.request)
+
+    @property
+    def grammar(self) -> str:
+        """The GBNF grammar ("" when the request constrains nothing, or on error)."""
+        return self._grammar_parts[0]
+
+    @property
+    def grammar_lazy(self) -> bool:
+        """Whether the grammar applies only from a trigger on."""
+        return self._grammar_parts[1]
+
+    @property
+    def triggers(self) -> tuple[Trigger, ...]:
+        """What switches a lazy grammar on."""
+        return self._grammar_parts[2]
+
+    @property
+    def grammar_error(self) -> str:
+        """Why no grammar could be made ("" when it could)."""
+        return self._grammar_parts[3]
 
     @property
     def generation_prompt(self) -> str:
@@ -202,12 +227,6 @@ class Generated:
             "preserved_tokens": list(self.preserved_tokens),
         }
 
-    def stream(self) -> StreamParser:
-        """A streaming parser for this request."""
-        from analysis.streaming import StreamParser
-
-        return StreamParser(self)
-
 
 def _grammar(built: BuiltParser, request: ChatRequest) -> tuple[str, bool, tuple[Trigger, ...], str]:
     lazy = built.tool_calls is not None and bool(built.trigger) and request.tool_choice is ToolChoice.AUTO
@@ -233,6 +252,8 @@ class AutoParser:
     def __init__(self, template: ChatTemplate, analysis: TemplateAnalysis | None = None):
         self.template = template
         self.analysis = analysis or cached_analysis(template)
+        #: the dedicated handler that owns the template, if any (found once)
+        self.handler = handler_named(self.analysis.specialized) if self.analysis.specialized else None
 
     @property
     def caps(self) -> Capabilities:
@@ -240,13 +261,14 @@ class AutoParser:
 
     def generate(self, request: ChatRequest) -> Generated:
         """Prompt, parser, grammar, triggers and preserved tokens for ``request``."""
-        handler = handler_named(self.analysis.specialized) if self.analysis.specialized else None
+        handler = self.handler
         if handler is not None and handler.adapt_request is not None:
             request = handler.adapt_request(request)
         prompt = build_prompt(self.template, self.caps, request, self.analysis.reasoning, self.analysis.content.start)
         own = len(prompt.continued_text)
         template_part = prompt.generation_prompt[: len(prompt.generation_prompt) - own] if own else prompt.generation_prompt
         prefill = prefill_outcome(template_part, self.analysis.reasoning)  # the continued text is the model's
+        strict: Callable[[], BuiltParser] | None = None
         if handler is not None and handler.build is not None:
             built = handler.build(self.analysis, request, prompt.generation_prompt, prompt.continued_text, prefill)
         else:
@@ -254,23 +276,25 @@ class AutoParser:
             built = build_parser(self.analysis, request, prompt.generation_prompt, prompt.continued_text, prefill, calls)
             if request.has_tools:
                 # the grammar constrains arguments by the schema and markers exactly; the parser stays lenient
-                strict = build_parser(
-                    self.analysis, request, prompt.generation_prompt, prompt.continued_text, prefill, calls, for_grammar=True
+                strict = functools.partial(
+                    build_parser,
+                    self.analysis,
+                    request,
+                    prompt.generation_prompt,
+                    prompt.continued_text,
+                    prefill,
+                    calls,
+                    for_grammar=True,
                 )
-                built = replace(built, grammar_source=strict)
-        grammar, lazy, triggers, error = _grammar(built, request)
         return Generated(
             self.analysis,
             request,
             prompt,
             prefill,
             built,
-            grammar,
-            lazy,
-            triggers,
             self.analysis.preserved_tokens,
-            error,
             handler.output if handler is not None else GENERIC,
+            strict,
         )
 
 

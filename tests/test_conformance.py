@@ -23,6 +23,7 @@ from analysis.generation import Generated
 from analysis.grammar_check import constrained_text
 from analysis.mapper import Message, accumulate
 from analysis.request import ChatRequest
+from analysis.streaming import StreamParser
 from peg.gbnf import MatchStatus, read_gbnf
 from tests.conftest import SHARED, ZOO, needs_shared, reference_analysis
 
@@ -128,7 +129,7 @@ def test_streaming_matches_prefix_parses_on_fuzzed_outputs(seed: int) -> None:
         out = case["output"]
         pos = rng.randint(0, len(out))
         text = out[:pos] + "".join(rng.choice(FRAGMENTS) for _ in range(rng.randint(1, 40))) * rng.randint(1, 20) + out[pos:]
-        stream, deltas, seen, i = generated.stream(), [], [], 0
+        stream, deltas, seen, i = StreamParser(generated), [], [], 0
         while i < len(text):
             size = rng.randint(1, 9)
             deltas += stream.feed(text[i : i + size])
