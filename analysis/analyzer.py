@@ -72,13 +72,17 @@ def analyze_template(
         result = replace(result, tools=analyze_tools(prober, log, reasoning))
     user_start, assistant_start = _role_starts(prober, log, reasoning, content)
     result = replace(result, user_start=user_start, assistant_start=assistant_start)
+    before = result.marker_fields()
     result, fired = apply_workarounds(template.source, result)
+    for name in fired:
+        log.cite_source(f"workaround: {name}", "a rule over the template source")
+    _cite_changes(log, before, result.marker_fields(), f"set by the workaround {', '.join(fired)}")
     if found is not None:  # the handler's markers replace what the diffs could see
         handler, rule = found
+        before = result.marker_fields()
         result = replace(handler.refine(result, template.source), specialized=handler.name, specialized_rule=rule)
         log.cite_source(f"handler: {handler.name}", rule)
-    for name in fired:
-        log.cite_source(f"workaround: {name}", "template source")
+        _cite_changes(log, before, result.marker_fields(), f"set by the handler {handler.name}: {rule}")
     generation = _generation_prompt(prober, log, result.reasoning, enable_thinking)
     markers = result.marker_fields()
     tokens = found[0].tokens if found is not None and found[0].tokens else preserved_tokens(markers)
@@ -88,8 +92,15 @@ def analyze_template(
         workarounds=fired,
         preserved_tokens=tokens,
         degraded=log.degraded,
-        evidence=log.evidence_for(markers),
+        evidence=log.evidence_for(markers) + log.source_citations(),
     )
+
+
+def _cite_changes(log: PhaseLog, before: dict[str, str], after: dict[str, str], why: str) -> None:
+    """Cite ``why`` for every marker field a workaround or handler changed."""
+    for name, value in after.items():
+        if before.get(name) != value:
+            log.cite_source(name, why)
 
 
 #: A preserved token is markup: it holds one of these (``<function=``, ``>``,

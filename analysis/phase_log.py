@@ -36,7 +36,8 @@ class PhaseLog:
         self._evidence[field] = Evidence(field, comparison.name, prefix, left, right, suffix)
 
     def cite_source(self, field: str, why: str) -> None:
-        """Record that ``field`` was set by a rule over the template source (a workaround)."""
+        """Record that ``field`` was set by a rule over the template source (a
+        workaround or a handler): ``why`` says which and how."""
         self._evidence[field] = Evidence(field, why, "", "", "", "")
 
     def degrade(self, phase: str, failure: ComparisonFailed | str, comparison: str = "") -> None:
@@ -45,6 +46,10 @@ class PhaseLog:
             self._degraded.append(Degradation(phase, failure.name, failure.reason))
         else:
             self._degraded.append(Degradation(phase, comparison, failure))
+
+    def source_citations(self) -> tuple[Evidence, ...]:
+        """The handler and workarounds that shaped the result, with their rules."""
+        return tuple(e for name, e in self._evidence.items() if name.startswith(("handler: ", "workaround: ")))
 
     def evidence_for(self, fields: dict[str, str]) -> tuple[Evidence, ...]:
         """Evidence of the markers in ``fields`` (dotted name → value), in that order."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rich.table import Table
@@ -78,10 +79,18 @@ def parser_tree(parser: Parser, label: str = "parser") -> Tree:
     return root
 
 
-def _marker_table(title: str, rows: list[tuple[str, object]]) -> Table:
+def _marker_table(
+    title: str, rows: list[tuple[str, object]], evidence: dict[str, str] | None = None, field_of: Callable[[str], str] = str
+) -> Table:
+    """A table of fields and values; with ``evidence`` (dotted field name ->
+    where it came from), a third column says where each marker came from:
+    the comparison it was read from, or the handler or workaround that set it."""
     table = Table(title=Text(title), show_header=False, title_justify="left")
     table.add_column("field", style="bold", overflow="fold")
     table.add_column("value", overflow="fold")  # never cut with an ellipsis
+    sources = {name: _source(evidence.get(field_of(name), "")) for name, _ in rows} if evidence else {}
+    if any(sources.values()):
+        table.add_column("from", style="dim", overflow="fold")
     for name, value in rows:
         if isinstance(value, Text):
             shown = value
@@ -93,8 +102,24 @@ def _marker_table(title: str, rows: list[tuple[str, object]]) -> Table:
             shown = visible(value)
         else:
             shown = Text(str(getattr(value, "value", value)), style="bold")
-        table.add_row(name, shown)
+        if any(sources.values()):
+            table.add_row(name, shown, Text(sources[name]))
+        else:
+            table.add_row(name, shown)
     return table
+
+
+def _source(cited: str) -> str:
+    """Where a marker came from, short: the comparison's name, or "handler
+    NAME" / "workaround NAME" (their rules are in the Tokens table and --json)."""
+    if cited.startswith("set by the "):
+        return cited[len("set by the ") :].split(": ", 1)[0]
+    return cited
+
+
+def _tool_field(name: str) -> str:
+    """A row of the tool-call table as its dotted field name."""
+    return "tools." + name if "." in name else "tools.format." + name
 
 
 def analysis_tables(analysis: TemplateAnalysis) -> list[Table]:
@@ -102,12 +127,15 @@ def analysis_tables(analysis: TemplateAnalysis) -> list[Table]:
     function / argument / call-id markers, generation prompt, tokens, degradations."""
     a = analysis
     fmt, fn, args, cid = a.tools.format, a.tools.function, a.tools.arguments, a.tools.call_id
+    cited = {e.field: e.comparison for e in a.evidence}
     tables = [
         caps_table(a.template, a.caps),
-        _marker_table("Roles", [("user_start", a.user_start), ("assistant_start", a.assistant_start)]),
+        _marker_table("Roles", [("user_start", a.user_start), ("assistant_start", a.assistant_start)], cited),
         _marker_table(
             "Reasoning",
             [("mode", a.reasoning.mode), ("start", a.reasoning.start), ("end", a.reasoning.end)],
+            cited,
+            lambda name: "reasoning." + name,
         ),
         _marker_table(
             "Content",
@@ -117,6 +145,8 @@ def analysis_tables(analysis: TemplateAnalysis) -> list[Table]:
                 ("end", a.content.end),
                 ("requires_nonnull_content", a.content.requires_nonnull_content),
             ],
+            cited,
+            lambda name: "content." + name,
         ),
         _marker_table(
             "Tool calls",
@@ -155,6 +185,8 @@ def analysis_tables(analysis: TemplateAnalysis) -> list[Table]:
                 ]
             )
             + ([("content_after_calls", fmt.content_after_calls)] if fmt.mode.value != "NONE" else []),
+            cited,
+            _tool_field,
         ),
         _marker_table(
             "Generation prompt",

@@ -140,3 +140,22 @@ def test_nemotron_nano_v2_calls_share_one_section() -> None:
     turn = out[out.rindex("<SPECIAL_11>Assistant") :]
     assert turn.count("<TOOLCALL>") == 1
     assert turn.index(FUN_A) < turn.index(FUN_B) < turn.index("</TOOLCALL>")
+
+
+@needs_shared
+@pytest.mark.parametrize(
+    "template, source, fields",
+    [
+        ("google-gemma-4-31B-it.jinja", "handler: gemma4", {"reasoning.start", "tools.function.close"}),
+        ("meetkai-functionary-medium-v3.1.jinja", "workaround: Functionary v3.1 (<function=...> calls, no section)", {"tools.format.per_call_start"}),
+    ],
+)
+def test_handler_and_workaround_evidence_reaches_the_result(template: str, source: str, fields: set[str]) -> None:
+    """The markers a handler or a workaround set cite it (with its rule), not the
+    diff they replaced; the handler or workaround itself is listed too."""
+    result = analyze_template(ChatTemplate(load_template(ZOO / template), clock=FROZEN_CLOCK))
+    evidence = {e.field: e.comparison for e in result.evidence}
+    assert source in evidence
+    name = source.split(": ", 1)[1]
+    for field in fields:
+        assert evidence[field].startswith("set by the ") and name.split(" (")[0] in evidence[field], (field, evidence[field])

@@ -124,3 +124,12 @@ def test_analyze_never_cuts_markers_at_narrow_widths() -> None:
     import re
 
     assert not re.search(r"[^\s]…", result.stdout)  # nothing cut (" … " separates a start and an end marker)
+
+
+@needs_shared
+def test_marker_tables_say_where_each_marker_came_from() -> None:
+    result = run_cli("analyze", str(ZOO / "google-gemma-4-31B-it.jinja"), width=200)
+    assert result.exit_code == 0, result.stderr
+    rows = {line.split("│")[1].strip(): line for line in result.stdout.splitlines() if line.count("│") == 4}
+    assert "T2 one call vs two calls" in rows["per_call_start"]  # read from a comparison
+    assert "handler gemma4" in rows["function.close"]  # set by the dedicated handler
