@@ -14,15 +14,15 @@ if TYPE_CHECKING:
     from rich.panel import Panel
     from rich.tree import Tree
 
-    from analysis.checking import TemplateCheck
-    from analysis.generation import Generated, Trigger
-    from analysis.mapper import Delta, Message
-    from analysis.probes import Comparison
-    from analysis.result import TemplateAnalysis
-    from analysis.round_trip import RoundTrip
+    from analysis.checks.checking import TemplateCheck
+    from analysis.checks.round_trip import RoundTrip
+    from analysis.generation.generate import Generated, Trigger
+    from analysis.messages.mapper import Delta, Message
+    from analysis.phases.result import TemplateAnalysis
+    from analysis.probing.probes import Comparison
     from peg.combinators import Parser
 
-from analysis.caps import Capabilities
+from analysis.probing.caps import Capabilities
 
 
 def visible(marker: str) -> Text:

@@ -27,8 +27,8 @@ from autoparser_cli.common import (
 )
 
 if TYPE_CHECKING:
-    from analysis.mapper import Delta
-    from analysis.request import ChatRequest
+    from analysis.messages.mapper import Delta
+    from analysis.parsers.request import ChatRequest
 
 app = typer.Typer(
     name="autoparser",
@@ -103,10 +103,10 @@ def render(
 
     Example: autoparser render model/tokenizer_config.json --scenario all
     """
-    from analysis.caps import render_adapted
     from analysis.fixtures import FULL_CONVERSATION, WEATHER_TOOL
-    from analysis.loading import load_template
-    from analysis.rendering import ChatTemplate, RenderRequest
+    from analysis.probing.caps import render_adapted
+    from analysis.template.loading import load_template
+    from analysis.template.rendering import ChatTemplate, RenderRequest
     from analysis.userio import validate_tools
 
     if scenario is not None and messages is not None:
@@ -160,9 +160,9 @@ def caps(
     """
     import json
 
-    from analysis.caps import detect_capabilities
-    from analysis.loading import load_template
-    from analysis.rendering import ChatTemplate
+    from analysis.probing.caps import detect_capabilities
+    from analysis.template.loading import load_template
+    from analysis.template.rendering import ChatTemplate
     from autoparser_cli.formatting import caps_table
 
     loaded = load_template(source_or_default(source), variant)
@@ -194,12 +194,12 @@ def analyze(
     """
     import json
 
-    from analysis.analyzer import analyze_template
     from analysis.fixtures import WEATHER_TOOL
-    from analysis.generation import AutoParser, cached_analysis
-    from analysis.loading import load_template
-    from analysis.rendering import FROZEN_CLOCK, ChatTemplate
-    from analysis.request import ChatRequest
+    from analysis.generation.analyzer import analyze_template
+    from analysis.generation.generate import AutoParser, cached_analysis
+    from analysis.parsers.request import ChatRequest
+    from analysis.template.loading import load_template
+    from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate
     from analysis.userio import validate_tools
     from autoparser_cli.formatting import (
         analysis_summary,
@@ -265,10 +265,10 @@ def grammar(
     Exit status: 0 printed (with --check: the output fits), 1 it does not fit, 2 bad input.
     """
     from analysis.fixtures import WEATHER_TOOL
-    from analysis.generation import auto_parser
-    from analysis.grammar_check import check_output
-    from analysis.loading import load_template
-    from analysis.request import ChatRequest
+    from analysis.generation.generate import auto_parser
+    from analysis.generation.grammar_check import check_output
+    from analysis.parsers.request import ChatRequest
+    from analysis.template.loading import load_template
     from autoparser_cli.formatting import grammar_text
 
     if request is None and tools is None:
@@ -312,7 +312,7 @@ def _request(
     enable_thinking: bool | None,
     parallel_tool_calls: bool | None = None,
 ) -> ChatRequest:
-    from analysis.request import ChatRequest
+    from analysis.parsers.request import ChatRequest
     from analysis.userio import validate_tools
 
     if request is not None and tools is not None:
@@ -362,11 +362,11 @@ def parse(
     """
     import json
 
-    from analysis.call_check import call_problems
-    from analysis.generation import auto_parser
-    from analysis.hints import parse_hints
-    from analysis.loading import load_template
-    from analysis.streaming import StreamParser
+    from analysis.generation.call_check import call_problems
+    from analysis.generation.generate import auto_parser
+    from analysis.generation.hints import parse_hints
+    from analysis.generation.streaming import StreamParser
+    from analysis.template.loading import load_template
     from autoparser_cli.formatting import message_panels
 
     chat_request = _request(request, tools, reasoning_format, enable_thinking, parallel_tool_calls)
@@ -465,8 +465,7 @@ def check(
     """
     from rich.text import Text
 
-    from analysis.builtin import templates_dir
-    from analysis.checking import (
+    from analysis.checks.checking import (
         CheckStatus,
         check_templates,
         find_templates,
@@ -478,7 +477,8 @@ def check(
         shard,
         unique_names,
     )
-    from analysis.conformance import CaseRunner, load_cases
+    from analysis.checks.conformance import CaseRunner, load_cases
+    from analysis.template.builtin import templates_dir
     from analysis.userio import ensure_writable, write_atomic
     from autoparser_cli.formatting import check_details, check_table, progress_bar
     from autoparser_cli.reports import CheckReport

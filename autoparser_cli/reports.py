@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from typing import Any
 
-from analysis.checking import CheckStatus, TemplateCheck
+from analysis.checks.checking import CheckStatus, TemplateCheck
 
 
 @dataclass

@@ -13,9 +13,9 @@ import sys
 import time
 from pathlib import Path
 
-from analysis.analyzer import analyze_template
-from analysis.loading import load_template
-from analysis.rendering import FROZEN_CLOCK, ChatTemplate
+from analysis.generation.analyzer import analyze_template
+from analysis.template.loading import load_template
+from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
 

@@ -75,11 +75,11 @@ def command_line(command: str, templates: list[Path]) -> None:
 
 def in_process(templates: list[Path]) -> None:
     from analysis import disk_cache
-    from analysis.generation import _CACHE, AutoParser, cached_analysis
-    from analysis.loading import load_template
-    from analysis.render_worker import worker
-    from analysis.rendering import FROZEN_CLOCK, ChatTemplate
-    from analysis.request import ChatRequest
+    from analysis.generation.generate import _CACHE, AutoParser, cached_analysis
+    from analysis.parsers.request import ChatRequest
+    from analysis.template.loading import load_template
+    from analysis.template.render_worker import worker
+    from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate
 
     request = ChatRequest.from_json({"messages": [{"role": "user", "content": "Hello"}], "tools": TOOLS})
     cold, warm, generate_only = [], [], []

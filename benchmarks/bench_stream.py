@@ -17,12 +17,12 @@ from __future__ import annotations
 import json
 import time
 
-from analysis.builtin import demo_template_path
-from analysis.generation import AutoParser
-from analysis.loading import load_template
-from analysis.rendering import FROZEN_CLOCK, ChatTemplate
-from analysis.request import ChatRequest
-from analysis.streaming import StreamParser
+from analysis.generation.generate import AutoParser
+from analysis.generation.streaming import StreamParser
+from analysis.parsers.request import ChatRequest
+from analysis.template.builtin import demo_template_path
+from analysis.template.loading import load_template
+from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate
 
 TOOLS = [
     {"type": "function", "function": {"name": "python", "parameters": {"type": "object", "properties": {"code": {"type": "string"}}}}},

@@ -16,11 +16,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from analysis.generation import auto_parser
-from analysis.loading import load_template
-from analysis.parser_builder import trigger_marker
-from analysis.request import ChatRequest
-from analysis.streaming import StreamParser
+from analysis.generation.generate import auto_parser
+from analysis.generation.streaming import StreamParser
+from analysis.parsers.builder import trigger_marker
+from analysis.parsers.request import ChatRequest
+from analysis.template.loading import load_template
 
 ZOO = Path(__file__).resolve().parent.parent.parent / "shared" / "templates"
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]

@@ -6,20 +6,9 @@ import functools
 
 import pytest
 
-from analysis.analyzer import analyze_template, prefill_outcome
-from analysis.caps import Capabilities
 from analysis.errors import RenderLimitError
-from analysis.loading import load_template
-from analysis.probes import (
-    PROBE_STRINGS,
-    USER,
-    ComparisonFailed,
-    Prober,
-    assistant,
-    conversation,
-)
-from analysis.rendering import FROZEN_CLOCK, ChatTemplate, RenderRequest
-from analysis.result import (
+from analysis.generation.analyzer import analyze_template, prefill_outcome
+from analysis.phases.result import (
     CallIdPosition,
     ContentMode,
     PrefillOutcome,
@@ -28,6 +17,17 @@ from analysis.result import (
     TemplateAnalysis,
     ToolFormat,
 )
+from analysis.probing.caps import Capabilities
+from analysis.probing.probes import (
+    PROBE_STRINGS,
+    USER,
+    ComparisonFailed,
+    Prober,
+    assistant,
+    conversation,
+)
+from analysis.template.loading import load_template
+from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate, RenderRequest
 from tests.conftest import PROJECT_TEMPLATES
 
 SMALL = PROJECT_TEMPLATES / "tests"
@@ -41,7 +41,7 @@ def _template(name_or_source: str) -> ChatTemplate:
 
 
 def load_template_from_text(source: str):
-    from analysis.loading import LoadedTemplate
+    from analysis.template.loading import LoadedTemplate
 
     return LoadedTemplate(name="inline.jinja", source=source, variant="default", bos_token="", eos_token="", extra={})
 

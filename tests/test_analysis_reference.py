@@ -13,11 +13,10 @@ from typing import Any
 
 import pytest
 
-from analysis.analyzer import analyze_template
-from analysis.caps import detect_capabilities
 from analysis.errors import TemplateRenderError
-from analysis.loading import load_template
-from analysis.probes import (
+from analysis.generation.analyzer import analyze_template
+from analysis.probing.caps import detect_capabilities
+from analysis.probing.probes import (
     FUN_A,
     FUN_B,
     ID_A,
@@ -27,7 +26,8 @@ from analysis.probes import (
     conversation,
     tool_call,
 )
-from analysis.rendering import FROZEN_CLOCK, ChatTemplate
+from analysis.template.loading import load_template
+from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate
 from tests.conftest import ZOO, needs_shared, reference_analysis
 
 REFERENCE = [row for row in reference_analysis() if not row.get("specialized")]

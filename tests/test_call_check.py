@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from analysis.call_check import call_problems
-from analysis.mapper import Message, ToolCall
+from analysis.generation.call_check import call_problems
+from analysis.messages.mapper import Message, ToolCall
 from tests.cli_helpers import run_cli
 from tests.conftest import PROJECT_TEMPLATES
 from tests.conftest import WEATHER_TOOLS as TOOLS

@@ -5,9 +5,9 @@ from __future__ import annotations
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-from analysis.caps import detect_capabilities
-from analysis.loading import LoadedTemplate
-from analysis.rendering import ChatTemplate
+from analysis.probing.caps import detect_capabilities
+from analysis.template.loading import LoadedTemplate
+from analysis.template.rendering import ChatTemplate
 
 TYPED = "{% for m in messages %}{{ m.content[0] }}{% endfor %}"
 PLAIN = "{% for m in messages %}{{ m.content }}{% endfor %}"

@@ -145,8 +145,8 @@ def test_round_trip_column_and_opt_out(zoo: Path) -> None:
 def test_a_failed_round_trip_fails_the_template(zoo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The wiring from a failed probe to the exit status, table and reports (the
     probes' own failure detection is tested in test_round_trip.py)."""
-    from analysis import checking
-    from analysis.round_trip import RoundTrip
+    from analysis.checks import checking
+    from analysis.checks.round_trip import RoundTrip
 
     monkeypatch.setattr(checking, "round_trips", lambda parser: (RoundTrip("one call", "failed", "the template writes '<x>'; parsed: {}"), RoundTrip("reply", "ok")))
     result = run_cli("check", str(zoo / "coder.jinja"), width=250)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.mapper import Delta, accumulate
+from analysis.messages.mapper import Delta, accumulate
 from tests.cli_helpers import assert_clean_error, run_cli
 from tests.conftest import PROJECT_TEMPLATES
 

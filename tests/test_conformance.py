@@ -1,6 +1,6 @@
 """The shared conformance corpus, three ways per case.
 
-parse, stream and grammar, as ``analysis.conformance`` defines them (the same
+parse, stream and grammar, as ``analysis.checks.conformance`` defines them (the same
 code ``autoparser check --cases`` runs).
 
 The 199 cases of templates the differential analysis handles and the 149 of
@@ -18,12 +18,12 @@ from typing import Any
 
 import pytest
 
-from analysis.conformance import CaseRunner
-from analysis.generation import Generated
-from analysis.grammar_check import constrained_text
-from analysis.mapper import Message, accumulate
-from analysis.request import ChatRequest
-from analysis.streaming import StreamParser
+from analysis.checks.conformance import CaseRunner
+from analysis.generation.generate import Generated
+from analysis.generation.grammar_check import constrained_text
+from analysis.generation.streaming import StreamParser
+from analysis.messages.mapper import Message, accumulate
+from analysis.parsers.request import ChatRequest
 from peg.gbnf import MatchStatus, read_gbnf
 from tests.conftest import SHARED, ZOO, needs_shared, reference_analysis
 

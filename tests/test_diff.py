@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from analysis.diff import Segment, appended, diff_split, segmentize_markers
+from analysis.probing.diff import Segment, appended, diff_split, segmentize_markers
 
 
 def test_plain_difference() -> None:
@@ -66,8 +66,8 @@ def test_segmentize() -> None:
 
 # --- helpers used by the phases ---------------------------------------------------
 
-from analysis.diff import segment_diff  # noqa: E402
-from analysis.markers import (  # noqa: E402
+from analysis.probing.diff import segment_diff  # noqa: E402
+from analysis.probing.markers import (  # noqa: E402
     from_last_marker,
     marker_after,
     marker_before,

@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from analysis import disk_cache
-from analysis.analyzer import analyze_template
 from analysis.errors import TemplateSyntaxError
-from analysis.generation import _CACHE, cached_analysis
-from analysis.loading import load_template
-from analysis.rendering import FROZEN_CLOCK, ChatTemplate
-from analysis.sandbox import RenderLimits, compile_template
+from analysis.generation.analyzer import analyze_template
+from analysis.generation.generate import _CACHE, cached_analysis
+from analysis.template.loading import load_template
+from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate
+from analysis.template.sandbox import RenderLimits, compile_template
 from tests.cli_helpers import run_cli
 from tests.conftest import PROJECT_TEMPLATES, ROOT
 

@@ -35,7 +35,7 @@ def test_visible_marker() -> None:
 
 
 def test_control_characters_never_reach_the_terminal() -> None:
-    from analysis.mapper import Delta, Message, ToolCall
+    from analysis.messages.mapper import Delta, Message, ToolCall
     from autoparser_cli.formatting import delta_text, message_panels
     from autoparser_cli.textsafe import terminal_safe
 
@@ -50,7 +50,7 @@ def test_control_characters_never_reach_the_terminal() -> None:
 
 
 def test_merge_deltas_joins_runs_of_one_field_only() -> None:
-    from analysis.mapper import Delta
+    from analysis.messages.mapper import Delta
     from autoparser_cli.formatting import merge_deltas
 
     deltas = [

@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from analysis.conformance import CaseRunner
-from analysis.mapper import Message, accumulate
-from analysis.request import ChatRequest
-from analysis.streaming import stream_output
+from analysis.checks.conformance import CaseRunner
+from analysis.generation.streaming import stream_output
+from analysis.messages.mapper import Message, accumulate
+from analysis.parsers.request import ChatRequest
 from tests.conftest import SHARED, ZOO, needs_shared
 
 CASES_FILE = SHARED / "conformance" / "cases.jsonl"

@@ -315,8 +315,8 @@ def test_every_generated_grammar_is_readable_by_llguidance() -> None:
     """An independent GBNF reader loads the grammar generated for every case
     (it rejected 96 of them while classes escaped '-' as \\-)."""
     llguidance = pytest.importorskip("llguidance")
-    from analysis.conformance import CaseRunner
-    from analysis.request import ChatRequest
+    from analysis.checks.conformance import CaseRunner
+    from analysis.parsers.request import ChatRequest
 
     runner = CaseRunner(SHARED / "templates")
     cases = [json.loads(line) for line in (SHARED / "conformance" / "cases.jsonl").read_text().splitlines()]

@@ -14,9 +14,9 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from analysis.conformance import CaseRunner
-from analysis.grammar_check import check_output
-from analysis.request import ChatRequest
+from analysis.checks.conformance import CaseRunner
+from analysis.generation.grammar_check import check_output
+from analysis.parsers.request import ChatRequest
 from peg.gbnf import read_gbnf
 from tests.conftest import SHARED, ZOO, needs_shared, reference_constrained_part
 

@@ -7,13 +7,13 @@ import json
 
 import pytest
 
-from analysis.analyzer import analyze_template
-from analysis.generation import AutoParser
-from analysis.handlers.gemma4 import gemma_to_json, gemma_value
-from analysis.loading import load_template
-from analysis.pyliteral import py_to_json
-from analysis.rendering import FROZEN_CLOCK, ChatTemplate
-from analysis.request import ChatRequest
+from analysis.generation.analyzer import analyze_template
+from analysis.generation.generate import AutoParser
+from analysis.messages.pyliteral import py_to_json
+from analysis.parsers.handlers.gemma4 import gemma_to_json, gemma_value
+from analysis.parsers.request import ChatRequest
+from analysis.template.loading import load_template
+from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate
 from peg.combinators import tag
 from peg.engine import parse
 from tests.cli_helpers import run_cli
@@ -117,8 +117,8 @@ def test_lfm2_bare_bracket_is_content_and_calls_need_the_marker() -> None:
 )
 def test_streaming_long_values_needs_few_full_parses(template: str, wrap) -> None:
     """Long string arguments (with escapes) and harmony bodies stream on the fast path."""
-    from analysis.mapper import accumulate
-    from analysis.streaming import stream_output
+    from analysis.generation.streaming import stream_output
+    from analysis.messages.mapper import accumulate
 
     parser = AutoParser(ChatTemplate(load_template(ZOO / template), clock=FROZEN_CLOCK))
     tools = [{"type": "function", "function": {"name": "python", "parameters": {"type": "object", "properties": {"code": {"type": "string"}}}}}]
@@ -156,7 +156,7 @@ def test_deeply_nested_output_is_kept_as_content_not_a_crash(template: str, outp
 @needs_shared
 def test_degenerate_markers_stream_in_bounded_work() -> None:
     """Thousands of half-written call markers: full parses back off instead of one per chunk."""
-    from analysis.streaming import stream_output
+    from analysis.generation.streaming import stream_output
 
     parser = AutoParser(ChatTemplate(load_template(ZOO / "google-gemma-4-31B-it.jinja"), clock=FROZEN_CLOCK))
     tools = [{"type": "function", "function": {"name": "python", "parameters": {"type": "object", "properties": {"code": {"type": "string"}}}}}]
@@ -222,7 +222,7 @@ K3_CASES = [
 @pytest.mark.parametrize("changes, output, expected", K3_CASES, ids=["content", "calls", "no-thinking"])
 def test_kimi_k3_parse_stream_and_grammar(changes: dict, output: str, expected: dict) -> None:
     """Kimi K3's XTML turns: the same three checks as a conformance case."""
-    from analysis.conformance import CHECKS
+    from analysis.checks.conformance import CHECKS
 
     parser = AutoParser(ChatTemplate(load_template(ZOO / "Kimi-K3.jinja"), clock=FROZEN_CLOCK))
     assert parser.analysis.specialized == "kimi-k3-xtml"
@@ -283,9 +283,9 @@ def test_preserved_tokens_are_markup_only() -> None:
 
 def test_a_formats_own_value_capture_is_read_through_its_hooks() -> None:
     """Value decoding is a hook of the format, not knowledge of the mapper."""
-    from analysis.mapper import map_result
-    from analysis.message_hooks import OutputHooks
-    from analysis.tags import TOOL_ARG, TOOL_ARG_NAME, tool, tool_name
+    from analysis.messages.hooks import OutputHooks
+    from analysis.messages.mapper import map_result
+    from analysis.messages.tags import TOOL_ARG, TOOL_ARG_NAME, tool, tool_name
     from peg import combinators as p
     from peg.engine import parse
 

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from analysis.errors import RenderLimitError, TemplateSyntaxError
-from analysis.loading import LoadedTemplate
-from analysis.rendering import ChatTemplate, RenderRequest
-from analysis.sandbox import RenderLimits
+from analysis.template.loading import LoadedTemplate
+from analysis.template.rendering import ChatTemplate, RenderRequest
+from analysis.template.sandbox import RenderLimits
 from tests.cli_helpers import assert_clean_error, run_cli
 from tests.conftest import PROJECT_TEMPLATES
 
@@ -119,7 +119,7 @@ def test_template_cpu_budget_bounds_a_whole_command(tmp_path: Path, monkeypatch:
 def test_cpu_limit_is_not_wall_clock_under_many_threads() -> None:
     """16 threads analysing at once: renders queue for the worker, but only CPU
     time counts, so none of them times out."""
-    from analysis.analyzer import analyze_template
+    from analysis.generation.analyzer import analyze_template
 
     source = (PROJECT_TEMPLATES / "demo.jinja").read_text(encoding="utf-8")
     errors: list[BaseException] = []
@@ -224,7 +224,7 @@ def test_malformed_tools(tools: str, message: str, command: str, tmp_path: Path)
 
 def test_malformed_tools_in_request() -> None:
     from analysis.errors import InputError
-    from analysis.request import ChatRequest
+    from analysis.parsers.request import ChatRequest
 
     with pytest.raises(InputError, match="request: tool 1 must be an object"):
         ChatRequest.from_json({"messages": [], "tools": [{"type": "function", "function": {"name": "f"}}, 7]})

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from analysis.errors import TemplateLoadError
-from analysis.loading import HUB_REPO, load_hub
+from analysis.template.loading import HUB_REPO, load_hub
 from tests.conftest import PROJECT_TEMPLATES, ROOT
 
 pytest.importorskip("huggingface_hub")

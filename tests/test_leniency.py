@@ -11,12 +11,12 @@ from functools import cache
 
 import pytest
 
-from analysis.generation import AutoParser, Generated
-from analysis.loading import load_template
-from analysis.mapper import accumulate
-from analysis.rendering import FROZEN_CLOCK, ChatTemplate
-from analysis.request import ChatRequest
-from analysis.streaming import stream_output
+from analysis.generation.generate import AutoParser, Generated
+from analysis.generation.streaming import stream_output
+from analysis.messages.mapper import accumulate
+from analysis.parsers.request import ChatRequest
+from analysis.template.loading import load_template
+from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate
 from tests.conftest import WEATHER_TOOLS as TOOLS
 from tests.conftest import ZOO, needs_shared
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from analysis.errors import TemplateLoadError
-from analysis.loading import load_source, load_template
+from analysis.template.loading import load_source, load_template
 from tests.cli_helpers import assert_clean_error, run_cli
 
 SIMPLE = "{{ bos_token }}{% for m in messages %}[{{ m.role }}]{{ m.content }}{% endfor %}{{ eos_token }}"

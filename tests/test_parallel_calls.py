@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analysis.generation import AutoParser
-from analysis.hints import parse_hints
-from analysis.loading import load_template
-from analysis.rendering import FROZEN_CLOCK, ChatTemplate
-from analysis.request import ChatRequest
-from analysis.result import ToolFormat
-from analysis.round_trip import _ID_STYLES, CALL_SETS, _rendered_calls, cut_ends
+from analysis.checks.round_trip import _ID_STYLES, CALL_SETS, _rendered_calls, cut_ends
+from analysis.generation.generate import AutoParser
+from analysis.generation.hints import parse_hints
+from analysis.parsers.request import ChatRequest
+from analysis.phases.result import ToolFormat
+from analysis.template.loading import load_template
+from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate
 from tests.conftest import needs_shared, zoo_templates
 
 TOOL, ARGUMENTS = CALL_SETS["two calls"]

@@ -8,12 +8,12 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis.generation import AutoParser, Generated
-from analysis.loading import load_template
-from analysis.mapper import Message, NotAnExtension, accumulate, message_deltas
-from analysis.rendering import FROZEN_CLOCK, ChatTemplate
-from analysis.request import ChatRequest
-from analysis.streaming import StreamParser, stream_output
+from analysis.generation.generate import AutoParser, Generated
+from analysis.generation.streaming import StreamParser, stream_output
+from analysis.messages.mapper import Message, NotAnExtension, accumulate, message_deltas
+from analysis.parsers.request import ChatRequest
+from analysis.template.loading import load_template
+from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate
 from tests.conftest import PROJECT_TEMPLATES
 
 TOOLS = [
@@ -76,7 +76,7 @@ def test_tagged_arguments_any_order_python_literals_optional_omitted() -> None:
 def test_the_template_renders_python_booleans_that_the_parser_accepts() -> None:
     """The evidence for accepting ``True``: Jinja2 renders a boolean argument so."""
     template = ChatTemplate(load_template(PROJECT_TEMPLATES / "tests" / "tagged_xml.jinja"), clock=FROZEN_CLOCK)
-    from analysis.rendering import RenderRequest
+    from analysis.template.rendering import RenderRequest
 
     call = {"id": "c1", "type": "function", "function": {"name": "set_flags", "arguments": {"enabled": True}}}
     out = template.render(RenderRequest([{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "", "tool_calls": [call]}]))
@@ -218,8 +218,8 @@ def test_chunked_randomly_on_every_small_template() -> None:
 
 
 def test_analysis_cache_reuses_and_is_bounded(monkeypatch) -> None:
-    from analysis import generation
-    from analysis.loading import LoadedTemplate
+    from analysis.generation import generate as generation
+    from analysis.template.loading import LoadedTemplate
 
     monkeypatch.setattr(generation, "CACHE_SIZE", 2)
     monkeypatch.setattr(generation, "_CACHE", generation.OrderedDict())

@@ -8,7 +8,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis.pyliteral import decode_escapes, py_to_json
+from analysis.messages.pyliteral import decode_escapes, py_to_json
 
 
 @settings(max_examples=300, deadline=None)

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from analysis.caps import detect_capabilities, render_adapted
 from analysis.fixtures import FULL_CONVERSATION, GENERATION_PROMPT_CONVERSATION, WEATHER_TOOL
-from analysis.loading import load_template
-from analysis.rendering import FROZEN_CLOCK, ChatTemplate, RenderRequest
+from analysis.probing.caps import detect_capabilities, render_adapted
+from analysis.template.loading import load_template
+from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate, RenderRequest
 from tests.conftest import SHARED, needs_shared, reference_analysis, zoo_templates
 
 

@@ -1,4 +1,4 @@
-"""Round trip on the zoo: each template's own rendering parses back (``analysis.round_trip``).
+"""Round trip on the zoo: each template's own rendering parses back (``analysis.checks.round_trip``).
 
 A model writes what its template renders in the history, so for every zoo
 template the tool-call probes (one call, two arguments, two calls), a plain
@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from analysis.analyzer import analyze_template
-from analysis.generation import AutoParser
-from analysis.loading import LoadedTemplate, load_template
-from analysis.rendering import FROZEN_CLOCK, ChatTemplate
-from analysis.request import ChatRequest
-from analysis.round_trip import RoundTrip, round_trips
+from analysis.checks.round_trip import RoundTrip, round_trips
+from analysis.generation.analyzer import analyze_template
+from analysis.generation.generate import AutoParser
+from analysis.parsers.request import ChatRequest
+from analysis.template.loading import LoadedTemplate, load_template
+from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate
 from tests.conftest import PROJECT_TEMPLATES, ZOO, needs_shared, zoo_templates
 
 

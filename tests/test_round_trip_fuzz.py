@@ -1,5 +1,5 @@
 """Random argument values through the round trip: what each template renders
-for them, its parser reads back (``analysis.round_trip``'s call probe).
+for them, its parser reads back (``analysis.checks.round_trip``'s call probe).
 
 Strings mix quotes, backslashes, newlines, tabs, markup characters and
 non-ASCII; values take every JSON type; object keys are identifiers (Gemma 4
@@ -17,14 +17,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from analysis.generation import AutoParser
-from analysis.loading import load_template
-from analysis.mapper import accumulate
-from analysis.rendering import FROZEN_CLOCK, ChatTemplate
-from analysis.request import ChatRequest
-from analysis.result import ToolFormat
-from analysis.round_trip import TYPED_TOOL, USER, _calls_probe, _rendered_calls, cut_ends
-from analysis.streaming import StreamParser
+from analysis.checks.round_trip import TYPED_TOOL, USER, _calls_probe, _rendered_calls, cut_ends
+from analysis.generation.generate import AutoParser
+from analysis.generation.streaming import StreamParser
+from analysis.messages.mapper import accumulate
+from analysis.parsers.request import ChatRequest
+from analysis.phases.result import ToolFormat
+from analysis.template.loading import load_template
+from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate
 from tests.conftest import needs_shared, zoo_templates
 
 AMBIGUOUS = {"LFM2.5-8B-A1B.jinja"}

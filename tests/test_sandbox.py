@@ -14,9 +14,9 @@ from analysis.errors import (
     TemplateRenderError,
     TemplateSyntaxError,
 )
-from analysis.loading import LoadedTemplate
-from analysis.rendering import ChatTemplate, RenderRequest
-from analysis.sandbox import RenderLimits
+from analysis.template.loading import LoadedTemplate
+from analysis.template.rendering import ChatTemplate, RenderRequest
+from analysis.template.sandbox import RenderLimits
 from tests.cli_helpers import assert_clean_error, run_cli
 
 MARK = "PWNED_MARKER_FILE"

@@ -1,0 +1,273 @@
+"""Round trip: a template's own rendering of a reply parses back to that reply.
+
+A model writes its turns the way its template renders them in the history, so
+the parser generated for a template must read that rendering.  Each probe
+renders a conversation ending with an assistant turn (one call, two
+arguments, typed values, two calls, text and a call, a plain reply, a reply
+with reasoning), cuts out what the model would have written after the
+generation prompt (from the tool-call trigger for calls), tries the cuts that
+drop the end of turn, and compares the parsed message with what was rendered.  A probe is skipped when the template does not
+render what it asks for (no tool support, reasoning left out of the history,
+a turn that cannot be lined up with the generation prompt).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from analysis.fixtures import WEATHER_TOOL
+from analysis.messages.mapper import Message
+from analysis.parsers.request import ChatRequest
+from analysis.phases.result import PrefillOutcome, ReasoningMode, ToolFormat
+from analysis.probing.caps import render_adapted
+from analysis.probing.markers import strip_ws
+from analysis.template.rendering import ChatTemplate, RenderRequest
+from peg.errors import AutoparserError
+
+if TYPE_CHECKING:
+    from analysis.generation.generate import AutoParser, Generated
+
+USER = {"role": "user", "content": "What is the weather in Paris?"}
+REPLY = "It is sunny in Paris today."
+REASONING = "I should check the forecast."
+SAY = "Let me check that."
+#: a tool whose arguments take every JSON type
+TYPED_TOOL: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Get the weather",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "city": {"type": "string"},
+                "unit": {"type": "string"},
+                "days": {"type": "integer"},
+                "flags": {"type": "array"},
+                "options": {"type": "object"},
+                "hourly": {"type": "boolean"},
+            },
+            "required": ["city"],
+        },
+    },
+}
+#: a string with quotes, markup, an ampersand, a newline and non-ASCII; values of every type
+TYPED_VALUES = {"city": 'Paris "Île" <b>x</b> & co\nline 2', "unit": "celsius", "days": 3, "flags": [True, None, "a"], "options": {"a": 1, "b": [2]}, "hourly": False}
+#: the tool-call probes: name -> (the tool, the arguments of each call)
+CALL_SETS: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]] = {
+    "one call": (WEATHER_TOOL, [{"city": "Paris"}]),
+    "two arguments": (WEATHER_TOOL, [{"city": "Paris", "unit": "celsius"}]),
+    "two calls": (WEATHER_TOOL, [{"city": "Paris"}, {"city": "Lyon", "unit": "celsius"}]),
+    "typed values": (TYPED_TOOL, [TYPED_VALUES]),
+}
+#: call ids as most templates take them, and as Kimi K2 models write them
+_ID_STYLES = ("call_{i:04d}", "functions.get_weather:{i}")
+
+
+@dataclass(frozen=True)
+class RoundTrip:
+    """One probe's outcome: ``ok``, ``failed`` (with what was rendered and parsed) or ``skipped`` (why)."""
+
+    probe: str
+    status: str
+    detail: str = ""
+
+
+def round_trips(parser: AutoParser) -> tuple[RoundTrip, ...]:
+    """Every probe for ``parser``'s template: the tool-call probes (and text
+    with a call) when the analysis finds tool calls, a plain reply, and a reply
+    with reasoning when the analysis finds reasoning."""
+    probes: list[tuple[str, Callable[[], RoundTrip]]] = []
+    tools = parser.analysis.tools
+    if tools is not None and tools.format.mode is not ToolFormat.NONE:
+        for name, (tool, arguments) in CALL_SETS.items():
+            probes.append((name, partial(_calls_probe, parser, name, tool, arguments)))
+        probes.append(("text and call", partial(_reply_and_call_probe, parser, "text and call")))
+    probes.append(("reply", partial(_reply_probe, parser, "reply", {"role": "assistant", "content": REPLY}, None)))
+    if parser.analysis.reasoning.mode is not ReasoningMode.NONE:
+        message = {"role": "assistant", "content": REPLY, "reasoning_content": REASONING}
+        probes.append(("reasoning", partial(_reply_probe, parser, "reasoning", message, REASONING)))
+    out = []
+    for name, probe in probes:
+        try:
+            out.append(probe())
+        except AutoparserError as exc:  # the template refuses the probe conversation itself
+            out.append(RoundTrip(name, "skipped", f"the template refuses the probe conversation: {exc}"))
+    return tuple(out)
+
+
+# --- probes ---------------------------------------------------------------------------
+
+
+def _calls_probe(parser: AutoParser, name: str, tool: dict[str, Any], arguments: list[dict[str, Any]]) -> RoundTrip:
+    generated = parser.generate(
+        ChatRequest.from_json({"messages": [USER], "tools": [tool], "parallel_tool_calls": len(arguments) > 1})
+    )
+    want = [("get_weather", a) for a in arguments]
+
+    def same(message: Message) -> bool:
+        return [(c.name, _loads(c.arguments)) for c in message.tool_calls] == want
+
+    first: str | None = None  # the first id style's render explains a failure
+    for style in _ID_STYLES:  # (the second style is rendered only when the first does not read back)
+        text = _rendered_calls(parser.template, generated, tool, arguments, style)
+        if text is None:
+            continue
+        if _parses_back(generated, text, same, need_calls=True):
+            return RoundTrip(name, "ok")
+        first = text if first is None else first
+    if first is None:
+        return RoundTrip(name, "skipped", "the template does not render these calls")
+    return RoundTrip(name, "failed", _failure(generated, first))
+
+
+def _reply_and_call_probe(parser: AutoParser, name: str) -> RoundTrip:
+    """Text and a call in one turn: both read back (the text as content, or as
+    reasoning where the template files a calling turn's text there, as harmony does)."""
+    generated = parser.generate(ChatRequest.from_json({"messages": [USER], "tools": [WEATHER_TOOL]}))
+
+    def same(message: Message) -> bool:
+        said = message.content.strip() == SAY or (message.reasoning_content or "").strip() == SAY
+        return said and [(c.name, _loads(c.arguments)) for c in message.tool_calls] == [("get_weather", {"city": "Paris"})]
+
+    outcomes: list[RoundTrip] = []  # per id style: a failure wins over a skip
+    for style in _ID_STYLES:
+        call = {"id": style.format(i=0), "type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}
+        found = _turn(parser.template, {"role": "assistant", "content": SAY, "tool_calls": [call]}, [WEATHER_TOOL])
+        if found is None or SAY not in found[0] or "Paris" not in found[0]:
+            outcome = RoundTrip(name, "skipped", "the template does not render the text of a calling turn")
+        else:
+            turn = found[0]
+            start = strip_ws(parser.analysis.assistant_start)
+            between = turn[min(turn.find(SAY), turn.find("get_weather")) : max(turn.find(SAY), turn.find("get_weather"))]
+            text = _line_up(turn, found[1], generated)
+            if start and start in between:
+                outcome = RoundTrip(name, "skipped", "the template writes the text and the calls as separate turns")
+            elif text is None:
+                outcome = RoundTrip(name, "skipped", "the rendered turn cannot be lined up with the generation prompt")
+            elif _parses_back(generated, text, same, need_calls=False):
+                return RoundTrip(name, "ok")
+            else:
+                outcome = RoundTrip(name, "failed", _failure(generated, text))
+        outcomes.append(outcome)
+    failed = [o for o in outcomes if o.status == "failed"]
+    return failed[0] if failed else outcomes[0]
+
+
+def _reply_probe(parser: AutoParser, name: str, message: dict[str, Any], reasoning: str | None) -> RoundTrip:
+    generated = parser.generate(ChatRequest.from_json({"messages": [USER]}))
+    text = _rendered_reply(parser.template, generated, message)
+    if text is None:
+        return RoundTrip(name, "skipped", "the rendered turn cannot be lined up with the generation prompt")
+    if reasoning is not None and reasoning not in text:
+        return RoundTrip(name, "skipped", "the history leaves the reasoning out")
+
+    def same(parsed: Message) -> bool:
+        return parsed.content.strip() == REPLY and (parsed.reasoning_content or None) == reasoning and not parsed.tool_calls
+
+    if _parses_back(generated, text, same, need_calls=False):
+        return RoundTrip(name, "ok")
+    return RoundTrip(name, "failed", _failure(generated, text))
+
+
+# --- cutting the model's part out of a render --------------------------------------------
+
+
+def _turn(template: ChatTemplate, message: dict[str, Any], tools: list[dict[str, Any]] | None) -> tuple[str, bool] | None:
+    """The text the assistant turn adds after the user's, and whether it was
+    appended cleanly (the render without it is a prefix); None if the template
+    refuses the turn."""
+    try:
+        history = render_adapted(template, RenderRequest([USER, message], tools, False))
+        before = render_adapted(template, RenderRequest([USER], tools, False))
+    except AutoparserError:
+        return None  # e.g. Llama 3.x takes one call at a time
+    shared = 0
+    while shared < min(len(before), len(history)) and before[shared] == history[shared]:
+        shared += 1
+    return history[shared:], shared == len(before)
+
+
+def _rendered_calls(
+    template: ChatTemplate, generated: Generated, tool: dict[str, Any], arguments: list[dict[str, Any]], id_style: str
+) -> str | None:
+    calls = [
+        {"id": id_style.format(i=i), "type": "function", "function": {"name": "get_weather", "arguments": a}}
+        for i, a in enumerate(arguments)
+    ]
+    found = _turn(template, {"role": "assistant", "content": "", "tool_calls": calls}, [tool])
+    if found is None:
+        return None
+    turn = found[0]
+    cities = [a["city"].split()[0] for a in arguments]  # the first word survives any escaping
+    if not all(c in turn for c in cities) or ("celsius" in json.dumps(arguments)) != ("celsius" in turn):
+        return None  # the template does not write these calls (LFM2 drops them from the history)
+    trigger = generated.built.trigger
+    # the model closes reasoning the prompt opened (or, delimiter-style, began) before its calls
+    lead = generated.analysis.reasoning.end if generated.prefill in (PrefillOutcome.OPENED, PrefillOutcome.ARTIFACT) else ""
+    if trigger and trigger in turn:
+        return lead + turn[turn.index(trigger) :]
+    for start in (generated.generation_prompt, generated.generation_prompt.strip()):
+        if start and start in turn:
+            return lead + turn[turn.index(start) + len(start) :]
+    return ""
+
+
+def _rendered_reply(template: ChatTemplate, generated: Generated, message: dict[str, Any]) -> str | None:
+    found = _turn(template, message, None)
+    return None if found is None else _line_up(*found, generated)
+
+
+def _line_up(turn: str, clean: bool, generated: Generated) -> str | None:
+    """What the model writes after the generation prompt, given the rendered
+    turn (None when the turn cannot be lined up with the prompt)."""
+    prompt, reasoning = generated.generation_prompt, generated.analysis.reasoning
+    if not prompt.strip():  # the template adds no prompt (Mistral): a turn appended whole is the model's
+        return turn if clean else None
+    opened = strip_ws(reasoning.start) if generated.prefill is PrefillOutcome.OPENED else ""
+    end = strip_ws(reasoning.end)
+    # the prompt as the turn writes it, or the prompt before the reasoning it opens
+    starts = [prompt, prompt.strip()] + ([prompt[: prompt.rfind(opened)].strip()] if opened and opened in prompt else [])
+    for start in starts:
+        if start and start in turn:
+            rest = turn[turn.index(start) + len(start) :]
+            if opened and opened not in start and rest.lstrip().startswith(opened):
+                return rest.lstrip()[len(opened) :]  # the prompt opened it already
+            return (end if opened and end not in rest else "") + rest  # the model closes what the prompt opened
+    return None
+
+
+def cut_ends(text: str) -> list[int]:
+    """Where the model's part of a rendered turn may end, longest first: the
+    whole text, then before each ``<``, ``[`` or newline (an end-of-turn marker)."""
+    return [len(text)] + [i for i in range(len(text) - 1, 0, -1) if text[i] in "<[\n"]
+
+
+def _parses_back(generated: Generated, text: str, same: Callable[[Message], bool], need_calls: bool) -> bool:
+    """Whether some cut of ``text`` before its end of turn parses to the rendered message."""
+    for end in cut_ends(text):
+        outcome = generated.parse(text[:end])
+        if outcome.ok and (outcome.message.tool_calls or not need_calls):
+            if same(outcome.message):
+                return True
+            if need_calls:
+                return False  # the first cut that reads calls decides
+    return False
+
+
+def _failure(generated: Generated, text: str) -> str:
+    outcome = generated.parse(text)
+    got = outcome.warning if not outcome.ok else json.dumps(outcome.message.to_json(), ensure_ascii=False)
+    shown = text if len(text) <= 160 else text[:157] + "..."
+    return f"the template writes {shown!r}; parsed: {got}"
+
+
+def _loads(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text

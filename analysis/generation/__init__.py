@@ -1,0 +1,43 @@
+"""The analysis of a template (phases and handler) and what it generates per request: parser, grammar, triggers; parsing, streaming, hints and checks of a parsed message.
+
+The names below are this layer's public API; each is imported on first use
+(``analysis.generation.NAME``), so importing one of its modules stays cheap."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from analysis._lazy import lazy_getattr
+
+if TYPE_CHECKING:
+    from analysis.generation.analyzer import analyze_template
+    from analysis.generation.call_check import call_problems
+    from analysis.generation.generate import (
+        AutoParser,
+        Generated,
+        ParseOutcome,
+        Trigger,
+        auto_parser,
+        cached_analysis,
+    )
+    from analysis.generation.grammar_check import GrammarFit, check_output
+    from analysis.generation.hints import parse_hints
+    from analysis.generation.streaming import StreamParser, stream_output
+
+_EXPORTS = {
+    "analyze_template": "analyzer",
+    "cached_analysis": "generate",
+    "AutoParser": "generate",
+    "auto_parser": "generate",
+    "Generated": "generate",
+    "ParseOutcome": "generate",
+    "Trigger": "generate",
+    "StreamParser": "streaming",
+    "stream_output": "streaming",
+    "parse_hints": "hints",
+    "call_problems": "call_check",
+    "check_output": "grammar_check",
+    "GrammarFit": "grammar_check",
+}
+__all__ = ["AutoParser", "Generated", "GrammarFit", "ParseOutcome", "StreamParser", "Trigger", "analyze_template", "auto_parser", "cached_analysis", "call_problems", "check_output", "parse_hints", "stream_output"]
+__getattr__ = lazy_getattr(__name__, _EXPORTS)

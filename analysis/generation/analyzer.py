@@ -1,0 +1,292 @@
+"""The differential analysis of one template: phases, workarounds, result.
+
+``analyze_template(template)`` runs the capability probes, tries the dedicated
+handlers (``analysis.parsers.handlers``), runs the reasoning, content and tool phases,
+finds the role start markers and the generation prompt, applies the
+workarounds (then a matching handler's markers) and collects the preserved
+tokens.  A phase
+whose comparisons the template cannot render degrades on its own (the result
+says which comparison failed and the template's message); only a runaway
+template (a render limit) fails the whole analysis.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from analysis.errors import TemplateRenderError
+from analysis.parsers.handlers import find_handler
+from analysis.phases.content import analyze_content
+from analysis.phases.phase_log import PhaseLog
+from analysis.phases.reasoning import analyze_reasoning
+from analysis.phases.result import (
+    ContentAnalysis,
+    GenerationPromptAnalysis,
+    PrefillOutcome,
+    ReasoningAnalysis,
+    ReasoningMode,
+    TemplateAnalysis,
+)
+from analysis.phases.tools import analyze_tools
+from analysis.phases.workarounds import apply_workarounds
+from analysis.probing.caps import Capabilities, detect_capabilities
+from analysis.probing.diff import appended, segment_diff
+from analysis.probing.markers import MARKER_RE, lstrip_ws, strip_ws
+from analysis.probing.probes import (
+    ASSISTANT_TEXT,
+    PROBE_STRINGS,
+    USER,
+    USER_TEXT,
+    USER_TEXT_2,
+    Comparison,
+    ComparisonFailed,
+    Prober,
+    assistant,
+    conversation,
+)
+from analysis.template.rendering import ChatTemplate, RenderRequest
+
+
+def analyze_template(
+    template: ChatTemplate,
+    enable_thinking: bool = True,
+    caps: Capabilities | None = None,
+    record: list[Comparison] | None = None,
+) -> TemplateAnalysis:
+    """Analyse ``template`` (see the module docstring).
+
+    ``enable_thinking`` only affects the reported generation prompt; the phases
+    compare both settings themselves.  When ``record`` is given, every
+    comparison made is appended to it (for ``analyze --diffs``)."""
+    caps = caps or detect_capabilities(template)
+    prober = Prober(template, caps)
+    if record is not None:
+        prober.comparisons = record
+    log = PhaseLog()
+    found = find_handler(template.source, prober)  # dedicated handlers are tried first
+    reasoning = analyze_reasoning(prober, log)
+    content = analyze_content(prober, log, reasoning)
+    result = TemplateAnalysis(template=template.name, caps=caps, reasoning=reasoning, content=content)
+    if caps.supports_tool_calls:
+        result = replace(result, tools=analyze_tools(prober, log, reasoning))
+    user_start, assistant_start = _role_starts(prober, log, reasoning, content)
+    result = replace(result, user_start=user_start, assistant_start=assistant_start)
+    before = result.marker_fields()
+    result, fired = apply_workarounds(template.source, result)
+    for name in fired:
+        log.cite_source(f"workaround: {name}", "a rule over the template source")
+    _cite_changes(log, before, result.marker_fields(), f"set by the workaround {', '.join(fired)}")
+    if found is not None:  # the handler's markers replace what the diffs could see
+        handler, rule = found
+        before = result.marker_fields()
+        result = replace(handler.refine(result, template.source), specialized=handler.name, specialized_rule=rule)
+        log.cite_source(f"handler: {handler.name}", rule)
+        _cite_changes(log, before, result.marker_fields(), f"set by the handler {handler.name}: {rule}")
+    generation = _generation_prompt(prober, log, result.reasoning, enable_thinking)
+    markers = result.marker_fields()
+    tokens = found[0].tokens if found is not None and found[0].tokens else preserved_tokens(markers)
+    return replace(
+        result,
+        generation_prompt=generation,
+        workarounds=fired,
+        preserved_tokens=tokens,
+        degraded=log.degraded,
+        evidence=log.evidence_for(markers) + log.source_citations(),
+    )
+
+
+def _cite_changes(log: PhaseLog, before: dict[str, str], after: dict[str, str], why: str) -> None:
+    """Cite ``why`` for every marker field a workaround or handler changed."""
+    for name, value in after.items():
+        if before.get(name) != value:
+            log.cite_source(name, why)
+
+
+#: A preserved token is markup: it holds one of these (``<function=``, ``>``,
+#: ``[TOOL_CALLS]``, ``<|channel|>``); plain words such as harmony's
+#: ``functions.`` or `` to=functions.`` are text the tokenizer splits, not tokens.
+_TOKEN_CHARS = frozenset("<>[]|◁▷｜")
+
+
+def preserved_tokens(markers: dict[str, str]) -> tuple[str, ...]:
+    """Every marker that is markup, whitespace-trimmed, once, in field order;
+    never probe text."""
+    out: list[str] = []
+    for value in markers.values():
+        token = strip_ws(value)
+        if (
+            token
+            and token not in out
+            and not _TOKEN_CHARS.isdisjoint(token)
+            and not any(probe in token for probe in PROBE_STRINGS)
+        ):
+            out.append(token)
+    return tuple(out)
+
+
+def _text_before(haystack: str, needle: str) -> str:
+    pos = haystack.find(needle)
+    return strip_ws(haystack[:pos]) if pos >= 0 else ""
+
+
+def _common_suffix(a: str, b: str) -> str:
+    """The longest text both ``a`` and ``b`` end with, from a marker boundary
+    (never cutting a ``<…>``/``[…]`` marker), with no leading whitespace."""
+    n = 0
+    while n < min(len(a), len(b)) and a[-1 - n] == b[-1 - n]:
+        n += 1
+    start = len(b) - n
+    if n == 0:
+        return ""
+    if start > 0 and not (b[start - 1].isspace() or b[start - 1] in ">]▷"):  # mid-token: to the next marker
+        match = re.compile(r"[<\[◁]").search(b, start)
+        if not match:
+            return ""
+        start = match.start()
+    return strip_ws(b[start:])
+
+
+def _first_token(text: str) -> str:
+    """The marker, or the run of non-space characters, that ``text`` starts with (after spaces)."""
+    text = lstrip_ws(text)
+    match = MARKER_RE.match(text)
+    if match:
+        return match.group()
+    if not text.strip():
+        return ""
+    word = re.match(r"[^\s<\[◁]+", text)
+    return word.group() if word else text[0]
+
+
+def _tokens(text: str) -> list[str]:
+    """``text`` as markers and runs of other non-space characters."""
+    out: list[str] = []
+    rest = lstrip_ws(text)
+    while rest:
+        token = _first_token(rest)
+        out.append(token)
+        rest = lstrip_ws(rest[len(token) :])
+    return out
+
+
+def _drop_leading(text: str, tokens: set[str], keep_one: bool = True) -> str:
+    """``text`` without the leading ``tokens`` (turn closers); with ``keep_one``
+    it never empties it."""
+    text = strip_ws(text)
+    while True:
+        for token in tokens:
+            if token and text.startswith(token) and (strip_ws(text[len(token) :]) or not keep_one):
+                text = strip_ws(text[len(token) :])
+                break
+        else:
+            return text
+
+
+def _drop_trailing(text: str, tokens: list[str]) -> str:
+    """``text`` without the trailing ``tokens``, in order; never empties it."""
+    for token in tokens:
+        token = strip_ws(token)
+        if token and text.endswith(token) and strip_ws(text[: -len(token)]):
+            text = strip_ws(text[: -len(token)])
+    return text
+
+
+def _role_starts(
+    prober: Prober, log: PhaseLog, reasoning: ReasoningAnalysis, content: ContentAnalysis
+) -> tuple[str, str]:
+    """The text that opens a user turn and an assistant turn.
+
+    One user turn is compared with user, assistant, user.  The assistant start is
+    what precedes the assistant's text in the added part (less content and
+    reasoning markers that follow it); the user start is what precedes the second
+    user text, less the tokens that close a turn (those after the last turn's
+    text).  A template that does not write the probe texts gives empty starts."""
+    # a template given no end-of-sequence token is shown one, so that a turn
+    # closed by it is told apart from the next turn's opening
+    eos = {} if prober.template.template.eos_token else {"eos_token": "<eos>"}
+    try:
+        cmp = prober.compare(
+            "role starts",
+            replace(conversation(tools=False), extra=eos),
+            RenderRequest([USER, assistant(), {"role": "user", "content": USER_TEXT_2}], enable_thinking=True, extra=eos),
+        )
+    except ComparisonFailed as exc:
+        log.degrade("roles", exc)
+        return "", ""
+    added = segment_diff(cmp.output_a, cmp.output_b).right
+    between = added.partition(ASSISTANT_TEXT)[2]
+    closers = {
+        _first_token(cmp.output_a.partition(USER_TEXT)[2]),
+        _first_token(cmp.output_b.rpartition(USER_TEXT_2)[2]),
+    }
+    try:
+        last_assistant = prober.render(replace(conversation(assistant(), tools=False), extra=eos))
+        tail = last_assistant.rpartition(ASSISTANT_TEXT)[2]
+        tokens = _tokens(tail)
+        closers.update(tokens if len(tokens) <= 3 else tokens[:1])  # what closes the last turn
+    except TemplateRenderError:
+        pass
+    closers.add(_first_token(between))
+    opening = added.split(ASSISTANT_TEXT, 1)[0] if ASSISTANT_TEXT in added else ""
+    if not strip_ws(opening):  # the template always ends with the assistant opening: it is in the common prefix
+        after_user = cmp.output_b.partition(USER_TEXT)[2]
+        opening = _drop_leading(after_user.partition(ASSISTANT_TEXT)[0] if ASSISTANT_TEXT in after_user else "", closers, keep_one=False)
+    assistant_start = _drop_trailing(strip_ws(opening), [content.start])
+    if reasoning.end and assistant_start.endswith(strip_ws(reasoning.end)):  # an empty reasoning block
+        assistant_start = _drop_trailing(assistant_start, [reasoning.end, reasoning.start])
+    user_start = _drop_leading(_text_before(between, USER_TEXT_2), closers)
+    # What opens every user turn also stands before the first user text: where
+    # the text between turns holds more (Kimi K3's "response<|sep|><|close|>
+    # message…": the end of the assistant turn, spelled with generic tokens),
+    # keep only the part the two user openings share.
+    first_opening = _text_before(cmp.output_b, USER_TEXT)
+    shared = _common_suffix(first_opening, user_start)
+    if shared and shared != user_start and MARKER_RE.match(shared):
+        # less the turn closer it may still start with (what follows a user text)
+        closer = strip_ws(cmp.output_b.partition(USER_TEXT)[2])
+        same = 0
+        while same < min(len(shared), len(closer)) and shared[same] == closer[same]:
+            same += 1
+        cut = max((i for i in range(1, same + 1) if i < len(shared) and shared[i] in "<[◁"), default=0)
+        user_start = strip_ws(shared[cut:])
+    log.cite("user_start", cmp)
+    log.cite("assistant_start", cmp)
+    return user_start, assistant_start
+
+
+def _generation_prompt(
+    prober: Prober, log: PhaseLog, reasoning: ReasoningAnalysis, enable_thinking: bool
+) -> GenerationPromptAnalysis:
+    """What ``add_generation_prompt=true`` appends, and what it does to reasoning."""
+    try:
+        cmp = prober.compare(
+            "generation prompt",
+            conversation(tools=False, agp=False, thinking=enable_thinking),
+            conversation(tools=False, agp=True, thinking=enable_thinking),
+        )
+    except ComparisonFailed as exc:
+        log.degrade("generation prompt", exc)
+        return GenerationPromptAnalysis(enable_thinking=enable_thinking)
+    text = appended(cmp.output_a, cmp.output_b)
+    return GenerationPromptAnalysis(text, prefill_outcome(text, reasoning), enable_thinking)
+
+
+def prefill_outcome(generation_prompt: str, reasoning: ReasoningAnalysis) -> PrefillOutcome:
+    """Classify the generation prompt's reasoning markers (the spec's three outcomes)."""
+    if reasoning.mode is ReasoningMode.NONE:
+        return PrefillOutcome.NONE
+    start, end = strip_ws(reasoning.start), strip_ws(reasoning.end)
+    at = generation_prompt.rfind(start) if start else -1
+    if at >= 0:
+        if end and end in generation_prompt[at + len(start) :]:
+            return PrefillOutcome.OPENED_AND_CLOSED
+        if strip_ws(generation_prompt[at + len(start) :]) == "":
+            return PrefillOutcome.OPENED
+        return PrefillOutcome.ARTIFACT
+    if end and end in generation_prompt:
+        return PrefillOutcome.OPENED_AND_CLOSED
+    return PrefillOutcome.NONE
+
+
+__all__ = ["MARKER_RE", "analyze_template", "prefill_outcome", "preserved_tokens"]

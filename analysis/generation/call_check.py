@@ -1,0 +1,80 @@
+"""Checking parsed tool calls against the request's tools.
+
+The parser is lenient (arguments in any order, optional ones may be missing):
+it reads what the model wrote.  Whether what it wrote is a valid call is a
+separate question, answered here with the tool's JSON schema (through the
+``jsonschema`` library): an unknown tool, arguments that are not a JSON object,
+a duplicated argument, a missing required one, a value of the wrong type or
+outside its enum.  Each problem is one line naming the call.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from analysis.messages.mapper import Message
+
+
+class _Duplicate(ValueError):
+    pass
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise _Duplicate(key)
+        seen[key] = value
+    return seen
+
+
+def _functions(tools: Sequence[Mapping[str, Any]] | None) -> dict[str, Mapping[str, Any]]:
+    out: dict[str, Mapping[str, Any]] = {}
+    for tool in tools or ():
+        function = tool.get("function") if isinstance(tool, Mapping) else None
+        if isinstance(function, Mapping) and isinstance(function.get("name"), str):
+            out[function["name"]] = function
+    return out
+
+
+def _where(path: Sequence[Any]) -> str:
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
+
+
+def call_problems(message: Message, tools: Sequence[Mapping[str, Any]] | None) -> list[str]:
+    """One line per way the message's tool calls break ``tools`` (empty: all valid)."""
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
+    functions = _functions(tools)
+    problems: list[str] = []
+    for i, call in enumerate(message.tool_calls):
+        at = f"tool call {i} ({call.name})"
+        function = functions.get(call.name)
+        if function is None:
+            known = ", ".join(sorted(functions)) or "none"
+            problems.append(f"{at}: no such tool (the request has: {known})")
+            continue
+        try:
+            arguments = json.loads(call.arguments or "{}", object_pairs_hook=_no_duplicates)
+        except _Duplicate as exc:
+            problems.append(f"{at}: argument {exc} is given twice")
+            continue
+        except ValueError:
+            problems.append(f"{at}: the arguments are not JSON")
+            continue
+        if not isinstance(arguments, dict):
+            problems.append(f"{at}: the arguments are not a JSON object")
+            continue
+        schema = function.get("parameters") or {"type": "object"}
+        try:
+            errors = sorted(Draft202012Validator(schema).iter_errors(arguments), key=lambda e: list(e.absolute_path))
+        except SchemaError as exc:  # pragma: no cover - a request's own broken schema
+            problems.append(f"{at}: the tool's schema is not valid ({exc.message})")
+            continue
+        for error in errors:
+            where = _where(error.absolute_path)
+            problems.append(f"{at}: {where + ': ' if where else ''}{error.message}")
+    return problems

@@ -1,0 +1,348 @@
+"""Generation: from a template and a request to prompt, parser, grammar and triggers.
+
+:class:`AutoParser` holds a template and its (cached) analysis; ``generate``
+costs one prompt render and a parser build per request.  The :class:`Generated`
+result parses outputs whole (:meth:`Generated.parse`) or streamed
+(:meth:`Generated.stream`).
+"""
+
+from __future__ import annotations
+
+import functools
+import pickle
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import Any
+
+from analysis import disk_cache
+from analysis.generation.analyzer import analyze_template, prefill_outcome
+from analysis.messages.hooks import GENERIC, OutputHooks
+from analysis.messages.mapper import Message, map_result
+from analysis.messages.tags import REASONING, REASONING_BLOCK
+from analysis.parsers.builder import BuiltParser, build_parser
+from analysis.parsers.handlers import handler_named
+from analysis.parsers.prompting import Prompt, build_prompt
+from analysis.parsers.request import ChatRequest, ReasoningFormat, ToolChoice
+from analysis.phases.result import PrefillOutcome, TemplateAnalysis
+from analysis.probing.caps import Capabilities
+from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate
+from peg.engine import ParseResult, Status, held_back, parse
+from peg.errors import GrammarError
+from peg.gbnf_out import to_gbnf
+
+
+@dataclass(frozen=True)
+class Trigger:
+    """What switches a lazy grammar on: ``word`` (1), ``pattern`` (2), ``full pattern`` (3)."""
+
+    type: int
+    value: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "value": self.value}
+
+
+@dataclass(frozen=True)
+class ParseOutcome:
+    """A parsed message; ``ok`` is False when the output did not fit the format
+    (the message then holds the whole output as content and ``warning`` says
+    where parsing stopped)."""
+
+    message: Message
+    ok: bool
+    warning: str = ""
+    need_more: bool = False
+    #: on a failure, the output's line where parsing stopped, with a caret under the place
+    excerpt: str = ""
+
+
+@dataclass(frozen=True)
+class Generated:
+    """Everything generation produces for one request."""
+
+    analysis: TemplateAnalysis
+    request: ChatRequest
+    prompt: Prompt
+    prefill: PrefillOutcome
+    built: BuiltParser
+    preserved_tokens: tuple[str, ...]
+    #: how the format's own captures are read (its handler's, else the generic reading)
+    hooks: OutputHooks = GENERIC
+    #: builds the strict parser the grammar is made from (None: ``built`` is it,
+    #: or names it as its ``grammar_source``); called once, when the grammar is asked for
+    strict: Callable[[], BuiltParser] | None = field(default=None, compare=False, repr=False)
+
+    @cached_property
+    def _grammar_parts(self) -> tuple[str, bool, tuple[Trigger, ...], str]:
+        """The grammar, made on first use (parsing needs none of it)."""
+        built = self.built if self.strict is None else replace(self.built, grammar_source=self.strict())
+        return _grammar(built, self.request)
+
+    @property
+    def grammar(self) -> str:
+        """The GBNF grammar ("" when the request constrains nothing, or on error)."""
+        return self._grammar_parts[0]
+
+    @property
+    def grammar_lazy(self) -> bool:
+        """Whether the grammar applies only from a trigger on."""
+        return self._grammar_parts[1]
+
+    @property
+    def triggers(self) -> tuple[Trigger, ...]:
+        """What switches a lazy grammar on."""
+        return self._grammar_parts[2]
+
+    @property
+    def grammar_error(self) -> str:
+        """Why no grammar could be made ("" when it could)."""
+        return self._grammar_parts[3]
+
+    @property
+    def generation_prompt(self) -> str:
+        return self.prompt.generation_prompt
+
+    @property
+    def keeps_reasoning_in_content(self) -> bool:
+        return self.request.reasoning_format is ReasoningFormat.DEEPSEEK_LEGACY
+
+    def parse_text(self, output: str, partial: bool = False) -> ParseResult:
+        """Run the parser over generation prompt + ``output``."""
+        return parse(self.built.parser, self.generation_prompt + output, partial=partial)
+
+    def parse(self, output: str, partial: bool = False) -> ParseOutcome:
+        """Parse a model output.  A failed final parse never loses text: the whole
+        output becomes content and the warning says where and what was expected."""
+        result = self.parse_text(output, partial)
+        if result.status is Status.FAILURE:
+            cut = self._cut_short(output, result, partial)
+            if cut is not None:
+                return cut
+            return self._failed(output, result)
+        message = map_result(result, self.keeps_reasoning_in_content, self.hooks)
+        if partial and result.status is Status.NEED_MORE:
+            message = self.hold_open_reasoning(result, message)[0]
+        strict = self.built.strict
+        trigger = self.built.trigger
+        if not partial and trigger and trigger in message.content:
+            # a call marker read as text: if the output ends inside a call (a
+            # partial parse reads one more call), it was cut short, as the stream showed
+            prefix = self.parse_text(output, partial=True)
+            if prefix.status is Status.NEED_MORE:
+                cut_message = self.hold_open_reasoning(prefix, map_result(prefix, self.keeps_reasoning_in_content, self.hooks))[0]
+                if len(cut_message.tool_calls) > len(message.tool_calls):
+                    warning = "the output ends inside a tool call (cut off at max_tokens?)"
+                    return ParseOutcome(cut_message, False, warning, need_more=True)
+        if not partial and strict is not None and trigger and not message.tool_calls and trigger in message.content:
+            # the tool-call marker is there but no call parsed: keep the text, say why
+            failed = parse(strict, self.generation_prompt + output)
+            if failed.status is Status.FAILURE:  # the output, unchanged: nothing lost or moved
+                cut = self._cut_short(output, failed, partial)
+                if cut is not None:
+                    return cut
+                return self._failed(output, failed)
+        return ParseOutcome(message, True, need_more=result.status is Status.NEED_MORE)
+
+    def hold_open_reasoning(self, result: ParseResult, message: Message) -> tuple[Message, bool]:
+        """On partial input, while a reasoning block is open, a tool-call marker in
+        it may start a call (if the block is never closed) or stay reasoning (if it
+        is): the reasoning from the marker on (or from a part of one at its very
+        end) waits until that is decided.  The message, and whether anything waits."""
+        trigger = self.built.trigger
+        if not trigger or not message.reasoning_content:
+            return message, False
+        open_blocks = [b for b in result.find(REASONING_BLOCK) if not b.complete]
+        nodes = open_blocks[-1].find(REASONING) if open_blocks else []
+        if not nodes:
+            return message, False
+        raw = nodes[-1].text
+        # what follows the reasoning text in the input decides: a marker part at
+        # the very end of the input waits, one followed by other text does not
+        written = result.text[nodes[-1].start :]
+        cut = written.find(trigger)
+        if cut < 0:
+            cut = len(written) - held_back(written, (trigger,))
+        if cut >= len(raw):
+            return message, False
+        shown = message.reasoning_content
+        whole = raw.strip(" \t\r\n")
+        if not whole or not shown.endswith(whole):
+            return message, False  # not the message's last reasoning text: leave it
+        kept = (shown[: len(shown) - len(whole)] + raw[:cut].strip(" \t\r\n")).rstrip(" \t\r\n")
+        return replace(message, reasoning_content=kept or None), True
+
+    def _cut_short(self, output: str, failed: ParseResult, partial: bool) -> ParseOutcome | None:
+        """An output that fails only because it ends early (cut off at max_tokens):
+        what it holds so far, as a partial parse reads it (the calls already
+        complete are kept, an unfinished one is kept as written, never completed),
+        with ``ok=False`` and a warning.  None when no continuation of the output
+        could fit (it breaks the format)."""
+        if partial:
+            return None
+        # a valid beginning of the strict form (calls and all, no all-content fallback)
+        strict = self.built.strict or self.built.parser
+        if parse(strict, self.generation_prompt + output, partial=True).status is not Status.NEED_MORE:
+            return None
+        result = self.parse_text(output, partial=True)  # what streaming showed
+        if result.status is Status.FAILURE:
+            return None
+        message = self.hold_open_reasoning(result, map_result(result, self.keeps_reasoning_in_content, self.hooks))[0]
+        warning = "the output ends before it is complete (cut off at max_tokens?): " + self.failure_message(failed)
+        return ParseOutcome(message, False, warning, need_more=True)
+
+    def _failed(self, output: str, result: ParseResult) -> ParseOutcome:
+        """The outcome of a failed final parse: the output unchanged, as content."""
+        excerpt = result.excerpt(origin=len(self.generation_prompt))
+        return ParseOutcome(Message(content=output), False, self.failure_message(result), excerpt=excerpt)
+
+    def failure_message(self, result: ParseResult) -> str:
+        """The parse failure, with positions in the model output (not counting the prompt)."""
+        offset = len(self.generation_prompt)
+        at = max(result.furthest - offset, 0)
+        output = result.text[offset:]
+        line = output.count("\n", 0, at) + 1
+        column = at - (output.rfind("\n", 0, at) + 1) + 1
+        expected = ", ".join(sorted(result.expected)) or "end of input"
+        found = repr(output[at : at + 20]) if at < len(output) else "end of output"
+        rules = f" (in {' > '.join(result.rule_stack)})" if result.rule_stack else ""
+        return (
+            f"output does not fit the format at line {line}, column {column} (offset {at}): "
+            f"expected {expected}, found {found}{rules}"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """What generation produced, with the reference's field names where they exist."""
+        return {
+            "prompt": self.prompt.text,
+            "generation_prompt": self.generation_prompt,
+            "reasoning_prefill": self.prefill.value,
+            "boilerplate": self.built.boilerplate,
+            "parser": self.built.parser.dump(),
+            "grammar": self.grammar,
+            "grammar_lazy": self.grammar_lazy,
+            "grammar_triggers": [t.to_json() for t in self.triggers],
+            "grammar_error": self.grammar_error,
+            "preserved_tokens": list(self.preserved_tokens),
+        }
+
+
+def _grammar(built: BuiltParser, request: ChatRequest) -> tuple[str, bool, tuple[Trigger, ...], str]:
+    lazy = built.tool_calls is not None and bool(built.trigger) and request.tool_choice is ToolChoice.AUTO
+    if built.tool_calls is None and request.json_schema is None:
+        return "", False, (), ""
+    source = built.grammar_source or built
+    try:
+        grammar = to_gbnf(source.tool_calls if lazy else source.parser)  # type: ignore[arg-type]
+    except GrammarError as exc:
+        return "", lazy, (), str(exc)
+    if not lazy:
+        triggers: tuple[Trigger, ...] = ()
+    elif built.trigger_patterns:
+        triggers = tuple(Trigger(2, pattern) for pattern in built.trigger_patterns)
+    else:
+        triggers = (Trigger(1, built.trigger),)
+    return grammar, lazy, triggers, ""
+
+
+class AutoParser:
+    """A template with its analysis, ready to generate parsers for requests."""
+
+    def __init__(self, template: ChatTemplate, analysis: TemplateAnalysis | None = None):
+        self.template = template
+        self.analysis = analysis or cached_analysis(template)
+        #: the dedicated handler that owns the template, if any (found once)
+        self.handler = handler_named(self.analysis.specialized) if self.analysis.specialized else None
+
+    @property
+    def caps(self) -> Capabilities:
+        return self.analysis.caps
+
+    def generate(self, request: ChatRequest) -> Generated:
+        """Prompt, parser, grammar, triggers and preserved tokens for ``request``."""
+        handler = self.handler
+        if handler is not None and handler.adapt_request is not None:
+            request = handler.adapt_request(request)
+        prompt = build_prompt(self.template, self.caps, request, self.analysis.reasoning, self.analysis.content.start)
+        own = len(prompt.continued_text)
+        template_part = prompt.generation_prompt[: len(prompt.generation_prompt) - own] if own else prompt.generation_prompt
+        prefill = prefill_outcome(template_part, self.analysis.reasoning)  # the continued text is the model's
+        strict: Callable[[], BuiltParser] | None = None
+        if handler is not None and handler.build is not None:
+            built = handler.build(self.analysis, request, prompt.generation_prompt, prompt.continued_text, prefill)
+        else:
+            calls = handler.calls if handler is not None else None
+            built = build_parser(self.analysis, request, prompt.generation_prompt, prompt.continued_text, prefill, calls)
+            if request.has_tools:
+                # the grammar constrains arguments by the schema and markers exactly; the parser stays lenient
+                strict = functools.partial(
+                    build_parser,
+                    self.analysis,
+                    request,
+                    prompt.generation_prompt,
+                    prompt.continued_text,
+                    prefill,
+                    calls,
+                    for_grammar=True,
+                )
+        return Generated(
+            self.analysis,
+            request,
+            prompt,
+            prefill,
+            built,
+            self.analysis.preserved_tokens,
+            handler.output if handler is not None else GENERIC,
+            strict,
+        )
+
+
+#: analyses kept by :func:`cached_analysis` (the least recently used goes first)
+CACHE_SIZE = 128
+_CACHE: OrderedDict[str, TemplateAnalysis] = OrderedDict()
+
+
+def cached_analysis(template: ChatTemplate, enable_thinking: bool = True) -> TemplateAnalysis:
+    """The template's analysis, computed once per template source (and name,
+    bos/eos, limits and ``enable_thinking``): the last :data:`CACHE_SIZE` are
+    kept in memory and, for templates rendered with the frozen clock, in the
+    disk cache (:mod:`analysis.disk_cache`; analyses with degraded phases are
+    not written there, as a phase may have degraded by a CPU limit)."""
+    t = template.template
+    key = disk_cache.entry_key(
+        "analysis", t.source, t.bos_token, t.eos_token, t.name, str(enable_thinking), repr(template.limits)
+    )
+    found = _CACHE.get(key)
+    if found is not None:
+        _CACHE.move_to_end(key)
+        return found
+    on_disk = template.clock is FROZEN_CLOCK
+    analysis = _disk_analysis(key) if on_disk else None
+    if analysis is None:
+        analysis = analyze_template(template, enable_thinking)
+        if on_disk and not analysis.degraded:
+            disk_cache.store("analysis", key, pickle.dumps(analysis, pickle.HIGHEST_PROTOCOL))
+    _CACHE[key] = analysis
+    while len(_CACHE) > CACHE_SIZE:
+        _CACHE.popitem(last=False)
+    return analysis
+
+
+def _disk_analysis(key: str) -> TemplateAnalysis | None:
+    data = disk_cache.load("analysis", key)
+    if data is None:
+        return None
+    try:
+        found = pickle.loads(data)
+    except Exception:  # noqa: BLE001 - any unreadable entry is a miss
+        found = None
+    if not isinstance(found, TemplateAnalysis):
+        disk_cache.forget("analysis", key)
+        return None
+    return found
+
+
+def auto_parser(loaded: Any) -> AutoParser:
+    """An :class:`AutoParser` for a loaded template (rendered with the frozen clock)."""
+    return AutoParser(ChatTemplate(loaded, clock=FROZEN_CLOCK))

@@ -1,0 +1,466 @@
+"""Streaming: feed model output in chunks, get OpenAI-style deltas, in linear time.
+
+Re-parsing the whole output on every chunk is quadratic.  Instead, after a full
+(partial-mode) parse the parser's *frontier* is known: the primitive that ran
+out of input (``until``/``rest`` inside content, reasoning or a string
+argument; a JSON value inside raw arguments) and the message field it feeds.
+While the next chunks cannot change the parse — no delimiter of that ``until``
+appears, the JSON value is still open — they are appended to that field
+directly, in time proportional to the chunk.  Only structural events (a marker
+completes, a JSON value closes) cost a full parse, and there are few of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from json.encoder import (
+    encode_basestring as _encode_string,  # json.dumps(s, ensure_ascii=False) of a str
+)
+
+from analysis.generation.generate import Generated, ParseOutcome
+from analysis.messages.hooks import DROP, OutputHooks
+from analysis.messages.mapper import (
+    Delta,
+    Message,
+    NotAnExtension,
+    ToolCall,
+    arguments_delta,
+    content_delta,
+    map_result,
+    message_deltas,
+    reasoning_delta,
+)
+from analysis.messages.pyliteral import decode_escapes
+from analysis.messages.tags import (
+    CONTENT,
+    REASONING,
+    REASONING_BLOCK,
+    TOOL,
+    TOOL_ARG,
+    TOOL_ARG_PY,
+    TOOL_ARG_RAW,
+    TOOL_ARG_STRING,
+    TOOL_ARGS,
+    TOOL_NAME,
+)
+from peg.combinators import Json, Rest, Until
+from peg.engine import ParseResult, Status, TagNode, held_back, parse
+from peg.json_stream import IncrementalJson, JsonProgress
+
+_WS = " \t\r\n"
+#: the captures that are themselves a message field (the tagged string value
+#: feeds the call's arguments)
+_FIELDS = (CONTENT, REASONING, TOOL_ARGS, TOOL_ARG_STRING)
+#: full parses may read this many characters per character of output (plus
+#: :data:`_WORK_SLACK`) before a stuck stream starts to wait between them
+_WORK_PER_CHAR = 32
+_WORK_SLACK = 65536
+#: below this many characters every chunk without a fast path gets a full parse
+#: (a short stream shows, after each chunk, exactly the parse of what came)
+_PATIENT_FROM = 1024
+#: a fast path that carried this many characters shows the output is not degenerate
+_PRODUCTIVE_RUN = 256
+#: values whose only ``until`` is the inside of a string: a chunk there appends
+#: its JSON escape (and so do the value captures of a format's own hooks)
+_STRING_VALUES = (TOOL_ARG_PY, TOOL_ARG_RAW)
+
+
+def _frontier_tag(
+    nodes: tuple[TagNode, ...], end: int, hooks: OutputHooks
+) -> tuple[TagNode | None, TagNode | None, str]:
+    """The innermost incomplete capture that ends at the frontier, its call (or
+    message-shaped capture), and the message field it feeds (the mapper's
+    reading: a message's body goes where the format's ``route`` says)."""
+    found: TagNode | None = None
+    call: TagNode | None = None
+    field_name = ""
+    while nodes:
+        last = nodes[-1]
+        if last.complete or last.end != end:
+            break
+        if last.name in _FIELDS:
+            found, field_name = last, last.name
+        elif last.name in _STRING_VALUES or last.name in hooks.value_decoders:
+            found, field_name = last, "escaped"
+        elif call is not None and last.name == hooks.body_tag and call.name in hooks.message_tags:
+            found, field_name = last, hooks.route(call, False).field
+        elif last.name == TOOL or last.name in hooks.message_tags:
+            call = last
+        elif last.name not in (TOOL_ARG, REASONING_BLOCK):
+            return None, None, ""  # a name or an id is being written: nothing to append to
+        nodes = last.children
+    return found, call, field_name
+
+
+# -- fast paths ----------------------------------------------------------------------
+#
+# After a full parse that stopped inside a growing field, a *path* (how chunks are
+# scanned: until a delimiter, to the end, through a JSON value, through a Python
+# string) hands each chunk that cannot change the parse to a *sink* (the message
+# field it extends, with the mapper's trimming and escaping), which returns the
+# deltas.  Both are small slotted classes: this runs once per chunk.
+
+
+class _TextSink:
+    """Content or reasoning: trailing whitespace waits until more text follows
+    (the mapper strips the message's surrounding whitespace)."""
+
+    __slots__ = ("make", "parts", "waiting")
+
+    def __init__(self, parts: list[str], make: Callable[[str], Delta], pending: str) -> None:
+        self.parts, self.make = parts, make
+        #: the held-back whitespace, in pieces (a long run costs one join, not one copy per chunk)
+        self.waiting = [pending] if pending else []
+
+    def write(self, piece: str) -> list[Delta]:
+        if not piece.strip(_WS):  # whitespace only: it waits, in time proportional to the chunk
+            self.waiting.append(piece)
+            return []
+        if self.waiting:
+            self.waiting.append(piece)
+            piece = "".join(self.waiting)
+            self.waiting = []
+        if piece[-1] in _WS:
+            text = piece.rstrip(_WS)  # stops at the chunk's last non-space character
+            self.waiting = [piece[len(text) :]]
+            piece = text
+        self.parts.append(piece)
+        return [self.make(piece)]
+
+
+class _ArgumentsSink:
+    """A call's JSON arguments: raw JSON text as written, or the inside of a JSON
+    string (escaped; a tagged value's trailing newline waits until more text follows)."""
+
+    __slots__ = ("escape", "hold_newline", "index", "parts", "pending")
+
+    def __init__(self, parts: list[str], index: int, escape: bool, hold_newline: bool, pending: str) -> None:
+        self.parts, self.index, self.escape, self.hold_newline, self.pending = parts, index, escape, hold_newline, pending
+
+    def write(self, piece: str) -> list[Delta]:
+        if self.hold_newline and (self.pending or piece[-1] in "\r\n"):
+            raw = self.pending + piece
+            self.pending = "\r\n" if raw.endswith("\r\n") else raw[-1] if raw[-1] in "\r\n" else ""
+            piece = raw[: len(raw) - len(self.pending)]
+            if not piece:
+                return []
+        if self.escape:
+            piece = _encode_string(piece)[1:-1]
+        self.parts.append(piece)
+        return [arguments_delta(self.index, piece)]
+
+
+class _DropSink:
+    """Text the message does not show (a harmony message to another recipient)."""
+
+    __slots__ = ()
+
+    def write(self, piece: str) -> list[Delta]:
+        return []
+
+
+_Sink = _TextSink | _ArgumentsSink | _DropSink
+
+
+class _RestPath:
+    """The field runs to the end of the output: every chunk extends it."""
+
+    __slots__ = ("sink",)
+
+    def __init__(self, sink: _Sink) -> None:
+        self.sink = sink
+
+    def extend(self, chunk: str) -> list[Delta] | None:
+        return self.sink.write(chunk)
+
+
+class _UntilPath:
+    """The field runs until one of ``delimiters``: a chunk that completes one is
+    structural; a possible delimiter start at the end is held back."""
+
+    __slots__ = ("delimiters", "first_chars", "sink", "tail")
+
+    def __init__(self, sink: _Sink, delimiters: tuple[str, ...], tail: str) -> None:
+        self.sink, self.delimiters, self.tail = sink, delimiters, tail
+        self.first_chars = frozenset(d[0] for d in delimiters)
+
+    def extend(self, chunk: str) -> list[Delta] | None:
+        if not self.tail and self.first_chars.isdisjoint(chunk):
+            return self.sink.write(chunk)
+        buf = self.tail + chunk
+        for d in self.delimiters:
+            if d in buf:
+                return None
+        hold = held_back(buf, self.delimiters)
+        self.tail = buf[len(buf) - hold :]
+        return self.sink.write(buf[: len(buf) - hold]) if hold < len(buf) else []
+
+
+class _JsonPath:
+    """Raw JSON arguments: chunks extend them while the value stays open."""
+
+    __slots__ = ("sink", "tracker")
+
+    def __init__(self, sink: _Sink, tracker: IncrementalJson) -> None:
+        self.sink, self.tracker = sink, tracker
+
+    def extend(self, chunk: str) -> list[Delta] | None:
+        if self.tracker.feed(chunk) is not JsonProgress.MORE:
+            return None
+        return self.sink.write(chunk)
+
+
+class _QuotedPath:
+    """The inside of a Python-style string: only an unescaped closing quote is
+    structural.  Escapes are decoded as the mapper decodes them; one cut short
+    at the end of a chunk waits for the next."""
+
+    __slots__ = ("quotes", "sink", "specials", "tail")
+
+    def __init__(self, sink: _Sink, quotes: tuple[str, ...]) -> None:
+        self.sink, self.quotes, self.tail = sink, quotes, ""
+        self.specials = frozenset("\\").union(*quotes)
+
+    def extend(self, chunk: str) -> list[Delta] | None:
+        if not self.tail and self.specials.isdisjoint(chunk):
+            return self.sink.write(chunk)
+        buf = self.tail + chunk
+        i, n = 0, len(buf)
+        while i < n:
+            c = buf[i]
+            if c == "\\":
+                i += 2  # the escaped character is not a quote
+            elif c in self.quotes:
+                return None
+            else:
+                i += 1
+        decoded, used = decode_escapes(buf, final=False)
+        self.tail = buf[used:]
+        return self.sink.write(decoded) if decoded else []
+
+
+_Path = _RestPath | _UntilPath | _JsonPath | _QuotedPath
+
+
+@dataclass
+class _Accumulated:
+    content: list[str] = field(default_factory=list)
+    reasoning: list[str] = field(default_factory=list)
+    calls: list[tuple[str, str | None, list[str]]] = field(default_factory=list)
+
+    def message(self) -> Message:
+        return Message(
+            "".join(self.content),
+            "".join(self.reasoning) or None,
+            tuple(ToolCall(name, "".join(args), call_id) for name, call_id, args in self.calls),
+        )
+
+    @classmethod
+    def of(cls, message: Message) -> _Accumulated:
+        acc = cls([message.content], [message.reasoning_content or ""])
+        acc.calls = [(c.name, c.id, [c.arguments]) for c in message.tool_calls]
+        return acc
+
+
+class StreamParser:
+    """Feeds output chunks through a generated parser (see the module docstring)."""
+
+    def __init__(self, generated: Generated):
+        self.generated = generated
+        self._chunks: list[str] = [generated.generation_prompt]  #: the text parsed last, then the chunks since
+        self._acc = _Accumulated()
+        self._path: _Path | None = None
+        self._failed = False
+        self._parsed_length = len(generated.generation_prompt)  #: length of the text parsed last
+        self._length = self._parsed_length  #: kept up to date off the fast path only
+        self._stuck = 0  #: full parses in a row whose fast path (if any) carried little text
+        self._fast_run = 0  #: characters the fast path carried since the last full parse
+        self._backlog = 0  #: characters fed since the last full parse, off the fast path
+        self._work = 0  #: characters read by full parses so far
+        self.full_parses = 0  #: how many times the whole text was parsed (for benchmarks and tests)
+        self.warning = ""
+
+    # -- public ---------------------------------------------------------------------
+
+    def feed(self, chunk: str) -> list[Delta]:
+        """Add ``chunk`` of model output; return the deltas it produces."""
+        if not chunk:
+            return []
+        chunks = self._chunks
+        chunks.append(chunk)
+        path = self._path
+        if path is not None:
+            deltas = path.extend(chunk)
+            if deltas is not None:
+                return deltas
+            self._path = None  # the parse changes here: only a full parse can go on
+            # the path carried every chunk since the last full parse but this one
+            self._fast_run = sum(map(len, chunks)) - self._parsed_length - len(chunk)
+            self._length = self._parsed_length + self._fast_run
+        if self._failed:
+            return []
+        self._length += len(chunk)
+        self._backlog += len(chunk)
+        if self._backlog < self._patience():
+            return []
+        return self._full_parse()
+
+    def _patience(self) -> int:
+        """Characters to wait for before the next full parse.  Normally none; when
+        long output keeps needing full parses (hostile or degenerate text such as
+        thousands of half-written markers, where no fast path lasts), the wait
+        doubles each time, so the total work stays O(n log n) and deltas arrive
+        later instead.  It starts once full parses have read more than
+        :data:`_WORK_PER_CHAR` characters per character of output, past
+        :data:`_PATIENT_FROM` characters (short outputs and normal ones never wait)."""
+        if self._stuck <= 3 or self._length < _PATIENT_FROM:
+            return 0
+        if self._work < _WORK_PER_CHAR * self._length + _WORK_SLACK:
+            return 0
+        return min(16 << (self._stuck - 3), self._length // 2)
+
+    def finish(self) -> tuple[list[Delta], ParseOutcome]:
+        """The output is complete: the last deltas and the final parse outcome."""
+        output = "".join(self._chunks)[len(self.generated.generation_prompt) :]
+        outcome = self.generated.parse(output)
+        if not outcome.ok:
+            self.warning = outcome.warning
+            if not outcome.need_more:  # the format broke: the message is the output, unchanged
+                return [], outcome
+        try:
+            deltas = message_deltas(self._acc.message(), outcome.message)
+        except NotAnExtension as exc:
+            self.warning = f"the final message does not extend the streamed one: {exc}"
+            deltas = []
+        self._acc = _Accumulated.of(outcome.message)
+        self._path = None
+        return deltas, outcome
+
+    def message(self) -> Message:
+        """The message streamed so far."""
+        return self._acc.message()
+
+    # -- full parse -------------------------------------------------------------------
+
+    def _full_parse(self) -> list[Delta]:
+        text = "".join(self._chunks)
+        self._chunks = [text]
+        self._parsed_length = self._length = len(text)
+        self._backlog = 0
+        self._stuck = 0 if self._fast_run >= _PRODUCTIVE_RUN else self._stuck + 1
+        self._fast_run = 0
+        self.full_parses += 1
+        self._work += len(text)
+        result = parse(self.generated.built.parser, text, partial=True)
+        if result.status is Status.FAILURE:
+            self._failed = True  # no continuation can fit: the final parse reports it
+            return []
+        message = map_result(result, self.generated.keeps_reasoning_in_content, self.generated.hooks)
+        held = held_whole = False
+        if result.status is Status.NEED_MORE:
+            shown, held = self.generated.hold_open_reasoning(result, message)
+            # a whole marker waits for the block's end; a part of one, for the next chunk
+            held_whole = held and self.generated.built.trigger in (message.reasoning_content or "")
+            message = shown
+        try:
+            deltas = message_deltas(self._acc.message(), message)
+        except NotAnExtension as exc:
+            self.warning = str(exc)
+            deltas = []
+        self._acc = _Accumulated.of(message)
+        if result.status is not Status.NEED_MORE:
+            self._path = None
+        elif held:  # the shown reasoning waits
+            self._path = self._plan_held(result) if held_whole else None
+        else:
+            self._path = self._plan(result)
+        return deltas
+
+    def _plan_held(self, result: ParseResult) -> _Path | None:
+        """While open reasoning holds a call marker: chunks show nothing until the
+        reasoning's own delimiter (its end marker) comes, which needs a full parse."""
+        if result.frontier is None or not isinstance(result.frontier[0], Until):
+            return None
+        trigger = self.generated.built.trigger
+        delimiters = tuple(d for d in result.frontier[0].delimiters if d != trigger)
+        if not delimiters:
+            return None
+        return _UntilPath(_DropSink(), delimiters, result.text[result.end :])
+
+    def _plan(self, result: ParseResult) -> _Path | None:
+        """The fast path for the chunks after this parse, if the frontier is a growing field."""
+        if self.generated.keeps_reasoning_in_content or result.frontier is None:
+            return None
+        node, start = result.frontier
+        tag, call, field_name = _frontier_tag(result.tree, result.end, self.generated.hooks)
+        if tag is None or start < tag.start or start >= len(result.text):
+            # (a frontier that starts at the very end may still move: a space()
+            # before it would swallow leading whitespace of the next chunk)
+            return None
+        sink = self._sink(tag, call, field_name)
+        if sink is None:
+            return None
+        text = result.text
+        if isinstance(node, Until):
+            if field_name == "escaped" and "\\" in node.delimiters:  # a Python string: backslash escapes
+                return _QuotedPath(sink, tuple(d for d in node.delimiters if d != "\\"))
+            delimiters = node.delimiters
+            trigger = self.generated.built.trigger
+            if field_name == REASONING and trigger and trigger not in delimiters:
+                delimiters = (*delimiters, trigger)  # a call marker in open reasoning needs a full parse
+            return _UntilPath(sink, delimiters, text[result.end :])
+        if isinstance(node, Rest):
+            return _RestPath(sink)
+        if isinstance(node, Json) and field_name in (TOOL_ARGS, CONTENT):  # raw arguments, a json_schema reply
+            tracker = IncrementalJson()
+            if tracker.feed(text[start:]) is not JsonProgress.MORE:
+                return None
+            return _JsonPath(sink, tracker)
+        return None
+
+    def _call_shown(self, call: TagNode) -> bool:
+        """Whether the message shows ``call`` yet: once its name is complete."""
+        hooks = self.generated.hooks
+        if call.name in hooks.message_tags:
+            route = hooks.route(call, False)
+            return route.field == TOOL_ARGS and route.name_complete
+        names = call.find(TOOL_NAME)
+        return bool(names) and names[0].complete
+
+    def _sink(self, tag: TagNode, call: TagNode | None, field_name: str) -> _Sink | None:
+        """Where the growing field's text goes, or None while it is not shown yet."""
+        acc = self._acc
+        if field_name in (REASONING, CONTENT):
+            parts = acc.reasoning if field_name == REASONING else acc.content
+            if not any(parts):
+                return None  # leading whitespace is still being dropped
+            pending = tag.text[len(tag.text.rstrip(_WS)) :] if tag.text.strip() else ""
+            return _TextSink(parts, reasoning_delta if field_name == REASONING else content_delta, pending)
+        if field_name == DROP:
+            return _DropSink()
+        if call is None or not self._call_shown(call) or not acc.calls:
+            return None  # the call is not shown yet: its arguments wait for the name
+        parts, index = acc.calls[-1][2], len(acc.calls) - 1
+        if field_name == TOOL_ARGS:
+            if not tag.text.strip():
+                return None  # leading whitespace of raw arguments is still being dropped
+            return _ArgumentsSink(parts, index, escape=False, hold_newline=False, pending="")
+        if field_name == "escaped":
+            return _ArgumentsSink(parts, index, escape=True, hold_newline=False, pending="")
+        raw = tag.text  # a tagged string value
+        if raw in ("", "\n", "\r", "\r\n"):
+            return None  # the leading newline is not decided yet
+        pending = "\r\n" if raw.endswith("\r\n") else raw[-1] if raw[-1] in "\r\n" else ""
+        return _ArgumentsSink(parts, index, escape=True, hold_newline=True, pending=pending)
+
+
+def stream_output(generated: Generated, output: str, chunk_size: int) -> tuple[list[Delta], ParseOutcome, StreamParser]:
+    """Feed ``output`` in chunks of ``chunk_size`` characters; all deltas, the final outcome, the parser."""
+    parser = StreamParser(generated)
+    deltas: list[Delta] = []
+    for i in range(0, len(output), max(chunk_size, 1)):
+        deltas.extend(parser.feed(output[i : i + chunk_size]))
+    final, outcome = parser.finish()
+    deltas.extend(final)
+    return deltas, outcome, parser

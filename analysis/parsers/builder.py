@@ -1,0 +1,510 @@
+"""From an analysis and a request to a PEG parser over ``generation prompt + output``.
+
+The parser is the spec's composition: a literal for the generation prompt's
+boilerplate, the reasoning parser, then content and tool calls by format.
+Captures (tags) name what the mapper reads:
+
+``reasoning``, ``reasoning-block`` (with its markers), ``content``, ``tool``
+(one call) holding ``tool-name``, ``tool-id``, and either ``tool-args`` (JSON
+text) or ``tool-arg`` items (``tool-arg-name`` plus ``tool-arg-string`` or
+``tool-arg-json``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from analysis.messages.pyliteral import python_value
+from analysis.messages.tags import (
+    CONTENT,
+    REASONING,
+    REASONING_BLOCK,
+    TOOL,
+    TOOL_ARG,
+    TOOL_ARG_JSON,
+    TOOL_ARG_NAME,
+    TOOL_ARG_PY,
+    TOOL_ARG_STRING,
+    TOOL_ARGS,
+    TOOL_ID,
+    TOOL_NAME,
+)
+from analysis.parsers.request import ChatRequest, ReasoningFormat, ToolChoice
+from analysis.phases.result import (
+    CallIdPosition,
+    ContentMode,
+    PrefillOutcome,
+    ReasoningMode,
+    TemplateAnalysis,
+    ToolFormat,
+)
+from analysis.probing.markers import strip_ws
+from peg import combinators as p
+from peg.combinators import UNBOUNDED, Parser
+
+_WS = " \t\r\n"
+
+
+@dataclass(frozen=True)
+class BuiltParser:
+    """The parser, its pieces for the grammar, and how the generation prompt is read."""
+
+    parser: Parser  #: over generation prompt + output
+    boilerplate: str  #: the generation prompt's leading literal
+    body: Parser  #: what follows the boilerplate
+    tool_calls: Parser | None  #: the calls part (the lazy grammar's root)
+    trigger: str  #: the marker that starts tool calls ("" when none)
+    extracts_reasoning: bool
+    strict: Parser | None = None  #: the parser without the all-content fallback (to explain a broken call)
+    #: the same built for the grammar, where it constrains more than the parser reads
+    grammar_source: BuiltParser | None = None
+    #: regexes that switch the lazy grammar on from their first group (instead
+    #: of the ``trigger`` word), as llama.cpp's pattern triggers
+    trigger_patterns: tuple[str, ...] = ()
+
+
+def marker(text: str, strict: bool = False) -> Parser:
+    """A template marker with flexible whitespace on both sides:
+    ``"\\n</think>\\n\\n"`` reads as space, ``</think>``, space.  ``strict`` (the
+    grammar): whitespace only where the template writes some."""
+    core = strip_ws(text)
+    if not core:
+        return p.space() if text else p.eps()
+    if strict:
+        return p.seq(
+            *([p.space()] if text[0] in _WS else []), p.literal(core), *([p.space()] if text[-1] in _WS else [])
+        )
+    # models put whitespace around markers that the template writes without it
+    # ("[TOOL_CALLS] name"): it is read on both sides.  (Before a string value
+    # the last marker is read by _exact, which leaves the value's whitespace.)
+    return p.space() + p.literal(core) + p.space()
+
+
+def _tool_functions(tools: Sequence[Mapping[str, Any]] | None) -> list[Mapping[str, Any]]:
+    out = []
+    for tool in tools or ():
+        function = tool.get("function", tool) if isinstance(tool, Mapping) else None
+        if isinstance(function, Mapping) and isinstance(function.get("name"), str):
+            out.append(function)
+    return out
+
+
+def _parameters(function: Mapping[str, Any]) -> Mapping[str, Any]:
+    params = function.get("parameters")
+    return params if isinstance(params, Mapping) else {"type": "object"}
+
+
+def _is_string_schema(schema: Any) -> bool:
+    if not isinstance(schema, Mapping):
+        return False
+    kind = schema.get("type")
+    if kind == "string" or (isinstance(kind, list) and "string" in kind):
+        return True
+    if "enum" in schema and all(isinstance(v, str) for v in schema["enum"]):
+        return True
+    return any(_is_string_schema(s) for s in schema.get("anyOf", []) or schema.get("oneOf", []) or [])
+
+
+def _args_schema_parser(function: Mapping[str, Any]) -> Parser:
+    return p.schema(p.json_value(), f"{function['name']}-args", _parameters(function))
+
+
+def boilerplate_and_reasoning_start(
+    generation_prompt: str, continued_text: str, analysis: TemplateAnalysis, prefill: PrefillOutcome
+) -> tuple[str, bool]:
+    """The generation prompt's leading literal, and whether the reasoning start
+    marker is cleared (delimiter-style reasoning).
+
+    The literal stops before the reasoning start marker when the prompt holds
+    one; an artifact start (boilerplate after it) is swallowed whole; a prompt
+    that holds only the end marker (reasoning closed) is all boilerplate."""
+    start, end = strip_ws(analysis.reasoning.start), strip_ws(analysis.reasoning.end)
+    # a continued message's own text is output, not boilerplate
+    prompt = generation_prompt[: len(generation_prompt) - len(continued_text)] if continued_text else generation_prompt
+    if start and start in prompt:
+        at = prompt.find(start)
+        if prefill is PrefillOutcome.ARTIFACT:
+            cut = at + len(start)
+            while cut < len(prompt) and prompt[cut] in _WS:
+                cut += 1
+            return prompt[:cut], True
+        return prompt[:at], False
+    if end and end in prompt:
+        cut = prompt.rfind(end) + len(end)
+        while cut < len(prompt) and prompt[cut] in _WS:
+            cut += 1
+        return prompt[:cut], False
+    return prompt, False
+
+
+def _reasoning(analysis: TemplateAnalysis, cleared_start: bool, stops: tuple[str, ...] = ()) -> Parser:
+    """The reasoning block.  One cut off before its end marker (the output hit
+    max_tokens while thinking) is reasoning too, up to the first of ``stops``
+    (a tool-call marker: a call written inside an unclosed block is a call)."""
+    r = analysis.reasoning
+    start, end = strip_ws(r.start), strip_ws(r.end)
+    if not end:
+        return p.eps()
+    body = p.tag(REASONING, p.until(end)) + p.literal(end) + p.space()
+    open_text = p.tag(REASONING, p.until(*stops)) if stops else p.tag(REASONING, p.rest())
+    if start and not cleared_start:
+        # GLM's turn is "<|assistant|>\n<think>…": the model writes the newline first
+        block = p.space() + p.literal(start) + p.space() + body
+        unterminated = p.space() + p.literal(start) + p.space() + open_text
+    else:
+        block = body
+        unterminated = open_text
+    return p.optional(p.choice(p.tag(REASONING_BLOCK, block), p.tag(REASONING_BLOCK, unterminated)))
+
+
+def _content_until(analysis: TemplateAnalysis, trigger: str, *more: str) -> Parser:
+    """Content before the tool calls (wrapped content markers are read, not kept),
+    up to the trigger or any of ``more``."""
+    c = analysis.content
+    plain = p.tag(CONTENT, p.until(trigger, *more))
+    if c.mode is not ContentMode.PLAIN and c.start and c.end:
+        wrapped = p.literal(strip_ws(c.start)) + p.tag(CONTENT, p.until(strip_ws(c.end))) + p.literal(strip_ws(c.end)) + p.space()
+        return p.choice(wrapped, plain)
+    return plain
+
+
+def _content_only(analysis: TemplateAnalysis) -> Parser:
+    c = analysis.content
+    everything = p.tag(CONTENT, p.rest()) + p.end()
+    if c.mode is ContentMode.PLAIN or not (c.start and c.end):
+        return everything
+    start, end = strip_ws(c.start), strip_ws(c.end)
+    wrapped = (
+        p.optional(p.tag(CONTENT, p.until(start)))
+        + p.literal(start)
+        + p.tag(CONTENT, p.until(end))
+        + p.optional(p.literal(end))  # a reply cut off before its end marker is still the reply
+        + p.space()
+        + p.end()
+    )
+    return p.choice(wrapped, everything)
+
+
+# --- tool calls ---------------------------------------------------------------------
+
+
+def _json_string_key(name: str) -> Parser:
+    return p.literal('"' + name + '"') + p.space() + p.literal(":") + p.space()
+
+
+#: The two spellings of a JSON call's arguments field (Llama 3 templates write
+#: "parameters", its models often "arguments").
+_ARGS_SPELLINGS = ("parameters", "arguments")
+#: What Llama 3 models write before a call (the template writes it only for built-in tools).
+_PYTHON_TAG = "<|python_tag|>"
+
+
+def _json_native_call(analysis: TemplateAnalysis, function: Mapping[str, Any], strict: bool = False) -> Parser:
+    fmt = analysis.tools.format
+    name = function["name"]
+    args = p.tag(TOOL_ARGS, _args_schema_parser(function))
+    if fmt.fun_name_is_key:
+        return (
+            p.literal("{")
+            + p.space()
+            + p.literal('"')
+            + p.tag(TOOL_NAME, p.literal(name))
+            + p.literal('"')
+            + p.space()
+            + p.literal(":")
+            + p.space()
+            + args
+            + p.space()
+            + p.literal("}")
+        )
+    members: dict[str, Parser] = {}
+    nested_prefix = ""
+    for field in (fmt.name_field, fmt.args_field, fmt.id_field, fmt.gen_id_field):
+        if "." in field:
+            nested_prefix = field.split(".", 1)[0]
+
+    def key(f: str) -> str:
+        return f.split(".", 1)[1] if nested_prefix and f.startswith(nested_prefix + ".") else f
+
+    if fmt.name_field:
+        members[fmt.name_field] = _json_string_key(key(fmt.name_field)) + p.literal('"') + p.tag(TOOL_NAME, p.literal(name)) + p.literal('"')
+    if fmt.args_field:
+        spelled = key(fmt.args_field)
+        if spelled in _ARGS_SPELLINGS and not strict:  # models write either
+            members[fmt.args_field] = p.choice(*(_json_string_key(k) for k in _ARGS_SPELLINGS)) + args
+        else:
+            members[fmt.args_field] = _json_string_key(spelled) + args
+    for id_field in (fmt.id_field, fmt.gen_id_field):
+        if id_field:
+            members[id_field] = _json_string_key(key(id_field)) + p.literal('"') + p.tag(TOOL_ID, p.until('"')) + p.literal('"')
+    order = [f for f in fmt.parameter_order if f in members] + [f for f in members if f not in fmt.parameter_order]
+    parts: list[Parser] = []
+    for i, field in enumerate(order):
+        member = members[field]
+        sep = p.space() + p.literal(",") + p.space() if i else p.eps()
+        is_id = field in (fmt.id_field, fmt.gen_id_field)
+        parts.append(p.optional(sep + member) if is_id else sep + member)
+    body = p.literal("{") + p.space() + p.seq(*parts) + p.space() + p.literal("}")
+    if nested_prefix:
+        body = p.literal("{") + p.space() + _json_string_key(nested_prefix) + body + p.space() + p.literal("}")
+    return body
+
+
+def _call_id_between(analysis: TemplateAnalysis, strict: bool) -> Parser:
+    cid = analysis.tools.call_id
+    return p.optional(marker(cid.prefix, strict) + p.tag(TOOL_ID, p.until(strip_ws(cid.suffix) or "{")))
+
+
+def _tag_call(analysis: TemplateAnalysis, function: Mapping[str, Any], strict: bool = False) -> Parser:
+    tools = analysis.tools
+    fmt, fn, cid = tools.format, tools.function, tools.call_id
+    name = function["name"]
+    parts: list[Parser] = []
+    if cid.pos is CallIdPosition.PRE_FUNC_NAME and cid.suffix:
+        lead = p.eps() if strip_ws(cid.prefix) in (strip_ws(fmt.per_call_start), strip_ws(fmt.section_start)) else marker(cid.prefix, strict)
+        parts.append(p.optional(lead + p.tag(TOOL_ID, p.until(strip_ws(cid.suffix))) + marker(cid.suffix, strict)))
+    parts.append(marker(fn.name_prefix, strict) + p.tag(TOOL_NAME, p.literal(name)))
+    if cid.pos is CallIdPosition.BETWEEN_FUNC_AND_ARGS and cid.prefix:
+        parts.append(_call_id_between(analysis, strict))
+    parts.append(marker(fn.name_suffix, strict))
+    if fmt.mode is ToolFormat.TAG_WITH_JSON:
+        parts.append(p.tag(TOOL_ARGS, _args_schema_parser(function)))
+    else:
+        parts.append(_tagged_args(analysis, function, strict))
+    if cid.pos is CallIdPosition.POST_ARGS and cid.prefix:
+        parts.append(p.optional(p.space() + marker(cid.prefix, strict) + p.tag(TOOL_ID, p.until(strip_ws(cid.suffix) or "\n")) + marker(cid.suffix, strict)))
+    parts.append(p.space() + marker(fn.close, strict) if fn.close else p.space())
+    return p.seq(*parts)
+
+
+def _exact(text: str) -> Parser:
+    """A marker before a string value: its text without the whitespace after it
+    (the value keeps its own leading newline; the mapper trims one)."""
+    core = text.rstrip(_WS)
+    lead = p.space() if core != core.lstrip(_WS) else p.eps()
+    return lead + p.literal(core.lstrip(_WS)) if core.strip(_WS) else p.eps()
+
+
+def _tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any], strict: bool = False) -> Parser:
+    """Tagged arguments.  For parsing (lenient): in any order, each optional;
+    string values up to the value closer, other values as JSON or Python
+    literals.  For the grammar (``strict``): the schema's required arguments
+    present, the others at most once (:func:`argument_set`), no unknown names
+    unless ``additionalProperties`` allows them, string enums as their values,
+    other values as JSON constrained by their schema."""
+    a = analysis.tools.arguments
+    value_end = strip_ws(a.value_suffix)
+    # (lenient) the call's close, when it differs from the value closer: "</function>"
+    function_close = strip_ws(analysis.tools.function.close)
+    if function_close in ("", value_end) or strict:
+        function_close = ""
+    params = _parameters(function)
+    properties = params.get("properties") or {}
+    if not isinstance(properties, Mapping):
+        properties = {}
+
+    def argument(name: str, arg_schema: Any) -> Parser:
+        head = marker(a.name_prefix, strict) + p.tag(TOOL_ARG_NAME, p.literal(name) if name else p.chars(_NAME_CHARS, 1, UNBOUNDED))
+        if _is_string_schema(arg_schema):
+            closer = value_end or strip_ws(a.name_prefix)
+            # the value keeps its leading whitespace after the last marker before it
+            # (GLM writes "</arg_key>\n<arg_value>": the newline belongs to no value)
+            suffix = marker(a.name_suffix, strict) if strip_ws(a.value_prefix) else _exact(a.name_suffix)
+            enum = arg_schema.get("enum") if isinstance(arg_schema, Mapping) else None
+            if strict and isinstance(enum, list) and enum and all(isinstance(v, str) for v in enum):
+                value = p.space() + p.choice(*(p.literal(v) for v in sorted(enum, key=len, reverse=True))) + p.space()
+            elif function_close and not strict:
+                # the value ends at its closer where the call goes on (another
+                # argument or the call's close): "x </parameter> y" inside a value
+                # stays text; a value whose closer was left out ends at the call's close
+                nexts = [n for n in (strip_ws(a.name_prefix), function_close) if n]
+                ends = [closer + gap + n for n in nexts for gap in _GAPS]
+                value = p.until(*ends, function_close)
+            else:
+                value = p.until(closer)
+            body = suffix + _exact(a.value_prefix) + p.tag(TOOL_ARG_STRING, value)
+            if function_close and not strict:
+                return p.tag(TOOL_ARG, head + body + p.optional(marker(a.value_suffix, strict))) + p.space()
+        else:
+            json_schema = arg_schema if isinstance(arg_schema, Mapping) else {}
+            # JSON, or a Python literal (a template that writes {{ value }} renders [True, None, 'a'])
+            json_value = p.tag(TOOL_ARG_JSON, p.schema(p.json_value(), f"{function['name']}-{name or 'extra'}", json_schema))
+            value = json_value if strict else p.choice(json_value, p.tag(TOOL_ARG_PY, python_value()))
+            body = marker(a.name_suffix, strict) + marker(a.value_prefix, strict) + value + p.space()
+        return p.tag(TOOL_ARG, head + body + marker(a.value_suffix, strict)) + p.space()
+
+    names = sorted(properties, key=lambda n: -len(str(n)))  # longest first, as for function names
+    if not strict:
+        options = [argument(str(n), properties[n]) for n in names]
+        return p.zero_or_more(p.choice(*options)) if options else p.eps()
+    required = [str(n) for n in params.get("required") or [] if n in properties]
+    optional = [str(n) for n in names if str(n) not in required]
+    extra = params.get("additionalProperties", False)
+    extra_arg = argument("", extra if isinstance(extra, Mapping) else {}) if extra not in (False, None) else None
+    return argument_set(
+        [argument(n, properties[n]) for n in required],
+        [argument(n, properties[n]) for n in optional],
+        extra_arg,
+    )
+
+
+#: The whitespace models put between a value's closer and the next marker.
+_GAPS = ("\n", "", "\n\n")
+
+#: How many arguments are spelled out in every order (n! alternatives); past it,
+#: required arguments go in the schema's order and optional ones in any order.
+_MAX_PERMUTED = 3
+_NAME_CHARS = "[A-Za-z0-9_.-]"
+
+
+def argument_set(required: list[Parser], optional: list[Parser], extra: Parser | None) -> Parser:
+    """Every required argument once and each optional one at most once, as a
+    grammar can say it: all orders of the required ones (up to
+    :data:`_MAX_PERMUTED`, else the schema's order), then the optional ones in
+    any order, each at most once (up to :data:`_MAX_PERMUTED`, else any number
+    of them), then any number of ``extra`` (unknown names) when allowed."""
+    from itertools import permutations
+
+    if not required:
+        head = p.eps()
+    elif len(required) <= _MAX_PERMUTED:
+        head = p.choice(*(p.seq(*order) for order in permutations(required)))
+    else:
+        head = p.seq(*required)
+    if not optional:
+        tail = p.eps()
+    elif len(optional) <= _MAX_PERMUTED:
+        # any ordered selection of the optional arguments, longest first
+        selections = [order for k in range(len(optional), 0, -1) for order in permutations(optional, k)]
+        tail = p.optional(p.choice(*(p.seq(*order) for order in selections)))
+    else:
+        tail = p.zero_or_more(p.choice(*optional))
+    more = p.zero_or_more(extra) if extra is not None else p.eps()
+    return head + tail + more
+
+
+def _calls(analysis: TemplateAnalysis, request: ChatRequest, strict: bool = False) -> Parser:
+    """The tool-call part: calls of the request's functions, in array, per-call
+    and section markers (``strict``: as the grammar constrains them)."""
+    fmt = analysis.tools.format
+    functions = tool_functions(request)
+    if fmt.mode is ToolFormat.JSON_NATIVE:
+        call = p.choice(*(_json_native_call(analysis, f, strict) for f in functions))
+    else:
+        call = p.choice(*(_tag_call(analysis, f, strict) for f in functions))
+    many = request.parallel_tool_calls
+    if not strict and fmt.mode is ToolFormat.JSON_NATIVE and not (fmt.per_call_start or fmt.section_start):
+        call = p.optional(p.literal(_PYTHON_TAG) + p.space()) + call
+    if fmt.tools_array_wrapped:
+        more = p.zero_or_more(p.space() + p.literal(",") + p.space() + p.tag(TOOL, call)) if many else p.eps()
+        unit = p.literal("[") + p.space() + p.tag(TOOL, call) + more + p.space() + p.literal("]")
+    else:
+        unit = p.tag(TOOL, call)
+    if fmt.per_call_start or fmt.per_call_end:
+        opener, closer = marker(fmt.per_call_start, strict), p.literal(strip_ws(fmt.per_call_end))
+        if fmt.tools_array_wrapped:  # each marker pair holds an array of calls
+            one = opener + unit + p.space() + closer + p.space()
+        else:  # the call includes its markers (a streamed call is shown once they open it)
+            one = p.tag(TOOL, opener + call + p.space() + closer) + p.space()
+            if not strict and bare_call_start(analysis):  # "<function=…>" without its "<tool_call>"
+                one = p.choice(one, p.tag(TOOL, call + p.space() + p.optional(closer)) + p.space())
+        calls = p.one_or_more(one) if many else one
+    else:
+        calls = p.one_or_more(unit + p.space()) if many and not fmt.tools_array_wrapped else unit + p.space()
+    if fmt.section_start or fmt.section_end:
+        calls = marker(fmt.section_start, strict) + calls + p.literal(strip_ws(fmt.section_end)) + p.space()
+    return calls
+
+
+def bare_call_start(analysis: TemplateAnalysis) -> str:
+    """The function-name marker that models write without the per-call wrapper
+    (Qwen3-Coder's ``<function=`` without ``<tool_call>``), or "": only a
+    markup-like tagged prefix qualifies."""
+    fmt, prefix = analysis.tools.format, strip_ws(analysis.tools.function.name_prefix)
+    if fmt.mode is not ToolFormat.TAG_WITH_TAGGED or not fmt.per_call_start or fmt.tools_array_wrapped:
+        return ""
+    return prefix if prefix.startswith("<") and len(prefix) >= 3 else ""
+
+
+def repeated_calls(one: Parser, request: ChatRequest) -> Parser:
+    """One call, or several when the request allows parallel tool calls (every
+    format, generic or dedicated, reads a second call the same way: only then)."""
+    return p.one_or_more(one) if request.parallel_tool_calls else one
+
+
+def trigger_marker(analysis: TemplateAnalysis) -> str:
+    """The text that starts tool calls (section or first per-call marker), or ""."""
+    fmt = analysis.tools.format
+    return strip_ws(fmt.section_start) or strip_ws(fmt.per_call_start)
+
+
+class CallsBuilder(Protocol):
+    """A dedicated handler's tool-call parser for a request, and its trigger
+    marker; with ``strict``, as the grammar constrains the calls (the tool's
+    schema: required arguments present, each at most once, typed values)."""
+
+    def __call__(self, analysis: TemplateAnalysis, request: ChatRequest, strict: bool = False) -> tuple[Parser, str]: ...
+
+
+def tool_functions(request: ChatRequest) -> list[Mapping[str, Any]]:
+    """The request's functions, longest names first (PEG choice commits: "f"
+    must not win over "f_with_opt")."""
+    return sorted(_tool_functions(request.tools), key=lambda f: -len(f["name"]))
+
+
+def build_parser(
+    analysis: TemplateAnalysis,
+    request: ChatRequest,
+    generation_prompt: str,
+    continued_text: str,
+    prefill: PrefillOutcome,
+    calls_builder: CallsBuilder | None = None,
+    for_grammar: bool = False,
+) -> BuiltParser:
+    """Compose the parser for ``request`` (see the module docstring).  A dedicated
+    handler passes ``calls_builder`` for its own tool-call syntax.  With
+    ``for_grammar``, the calls follow the tools' schemas strictly and markers take
+    only the template's own whitespace (the grammar is what a constrained model
+    must write; the parser stays lenient)."""
+    extracts = request.reasoning_format is not ReasoningFormat.NONE and analysis.reasoning.mode is not ReasoningMode.NONE
+    boilerplate, cleared = boilerplate_and_reasoning_start(generation_prompt, continued_text, analysis, prefill)
+    has_format = analysis.tools.format.mode is not ToolFormat.NONE or calls_builder is not None
+    tools_on = request.has_tools and has_format and _tool_functions(request.tools)
+    trigger_text = trigger_marker(analysis) if tools_on and calls_builder is None else ""
+    reasoning = _reasoning(analysis, cleared, (trigger_text,) if trigger_text else ()) if extracts else p.eps()
+    tool_calls: Parser | None = None
+    trigger = ""
+    strict: Parser | None = None
+    if request.json_schema is not None:
+        fence_open = p.optional(p.literal("```") + p.optional(p.literal("json")) + p.space())  # models often fence it
+        fence_close = p.optional(p.literal("```") + p.space())
+        response = p.tag(CONTENT, p.schema(p.json_value(), "response-format", request.json_schema))
+        body = reasoning + p.space() + fence_open + response + p.space() + fence_close + p.end()
+    elif tools_on:
+        if calls_builder is not None:
+            tool_calls, trigger = calls_builder(analysis, request, strict=for_grammar)
+        else:
+            tool_calls = _calls(analysis, request, strict=for_grammar)
+            trigger = trigger_marker(analysis)
+            if analysis.tools.format.content_after_calls:  # the template writes the turn's text after its calls
+                tool_calls = tool_calls + p.optional(p.tag(CONTENT, p.rest()))
+        if trigger:
+            bare = bare_call_start(analysis) if calls_builder is None and not for_grammar else ""
+            after = p.eps()
+            if not for_grammar and not analysis.tools.format.content_after_calls:
+                # text after the calls is content (but not another call: that one needs parallel_tool_calls)
+                after = p.optional(p.negate(p.space() + p.literal(trigger)) + p.tag(CONTENT, p.rest()))
+            with_calls = _content_until(analysis, trigger, *([bare] if bare else [])) + tool_calls + after + p.end()
+        else:
+            with_calls = p.space() + tool_calls + p.end()
+        if request.tool_choice is ToolChoice.REQUIRED:
+            body = reasoning + with_calls
+        else:
+            body = reasoning + p.choice(with_calls, _content_only(analysis))
+            strict = p.literal(boilerplate) + reasoning + with_calls
+    else:
+        body = reasoning + _content_only(analysis)
+    parser = p.literal(boilerplate) + body
+    return BuiltParser(parser, boilerplate, body, tool_calls, trigger, extracts, strict)

@@ -1,0 +1,63 @@
+"""What a dedicated handler is (:class:`Handler`), and helpers handlers share."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from analysis.messages.hooks import GENERIC, OutputHooks
+from analysis.parsers.builder import BuiltParser, CallsBuilder
+from analysis.parsers.request import ChatRequest
+from analysis.phases.result import PrefillOutcome, TemplateAnalysis, ToolFormat
+from analysis.probing.probes import Prober, assistant, conversation, tool_call
+
+#: ``detect(source, prober)`` returns the rule that matched (a sentence), or None.
+Detector = Callable[[str, Prober], "str | None"]
+#: A whole-parser builder: (analysis, request, generation prompt, continued text, prefill).
+Builder = Callable[[TemplateAnalysis, ChatRequest, str, str, PrefillOutcome], BuiltParser]
+
+
+@dataclass(frozen=True)
+class Handler:
+    """One dedicated format."""
+
+    name: str
+    detect: Detector
+    refine: Callable[[TemplateAnalysis, str], TemplateAnalysis]  #: (analysis, template source)
+    calls: CallsBuilder | None = None
+    build: Builder | None = None
+    #: the request as the template needs it (a thinking switch of its own name)
+    adapt_request: Callable[[ChatRequest], ChatRequest] | None = None
+    #: the special tokens to preserve, when the markers are not themselves tokens
+    tokens: tuple[str, ...] = ()
+    #: how the mapper and the stream parser read the format's own captures
+    output: OutputHooks = GENERIC
+
+
+def probe_call_render(prober: Prober, arguments: dict[str, Any] | None = None) -> str:
+    """The render of one probe call (``""`` when the template rejects every shape)."""
+    return prober.render_shaped(conversation(assistant(content="", calls=[tool_call(arguments=arguments)]))) or ""
+
+
+def with_tool_markers(
+    analysis: TemplateAnalysis,
+    mode: ToolFormat,
+    format: dict[str, Any] | None = None,
+    function: dict[str, Any] | None = None,
+    arguments: dict[str, Any] | None = None,
+    **changes: Any,
+) -> TemplateAnalysis:
+    """``analysis`` with the handler's tool markers (unnamed section/per-call markers cleared)."""
+    tools = analysis.tools
+    markers = {"section_start": "", "section_end": "", "per_call_start": "", "per_call_end": "", **(format or {})}
+    return replace(
+        analysis,
+        tools=replace(
+            tools,
+            format=replace(tools.format, mode=mode, **markers),
+            function=replace(tools.function, **(function or {})),
+            arguments=replace(tools.arguments, **(arguments or {})),
+        ),
+        **changes,
+    )

@@ -1,0 +1,87 @@
+"""Markup-language calls with full-width markers: DeepSeek V3.2's DSML and GigaChat 3.5's GCML.
+
+``<｜DSML｜function_calls>`` (GCML: ``<｜GCML｜tool_calls>``) then, per call,
+``<｜DSML｜invoke name="NAME">`` with
+``<｜DSML｜parameter name="ARG" string="true|false">VALUE</｜DSML｜parameter>``:
+``string="true"`` values are text, ``string="false"`` values JSON.  One
+handler per dialect, built by :func:`markup_handler`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from analysis.messages.pyliteral import python_value
+from analysis.messages.tags import (
+    TOOL,
+    TOOL_ARG,
+    TOOL_ARG_JSON,
+    TOOL_ARG_NAME,
+    TOOL_ARG_PY,
+    TOOL_ARG_STRING,
+    TOOL_NAME,
+)
+from analysis.parsers.builder import argument_set, repeated_calls, tool_functions
+from analysis.parsers.handlers.base import Handler, probe_call_render, with_tool_markers
+from analysis.parsers.request import ChatRequest
+from analysis.phases.result import TemplateAnalysis, ToolFormat
+from analysis.probing.probes import FUN_A, Prober
+from peg import combinators as p
+from peg.combinators import UNBOUNDED, Parser
+
+
+def markup_handler(name: str, dialect: str, section: str) -> Handler:
+    """The handler for ``<｜DIALECT｜SECTION>`` calls."""
+    bar = f"｜{dialect}｜"
+    section_start, section_end = f"<{bar}{section}>", f"</{bar}{section}>"
+    invoke, invoke_end = f'<{bar}invoke name="', f"</{bar}invoke>"
+    param, param_end = f'<{bar}parameter name="', f"</{bar}parameter>"
+
+    def detect(source: str, prober: Prober) -> str | None:
+        """A probe call renders as ``<｜DIALECT｜invoke name="...">``."""
+        if f'{invoke}{FUN_A}">' in probe_call_render(prober):
+            return f'a probe call renders as {invoke}{FUN_A}"> with typed {param}..." string="..."> parameters'
+        return None
+
+    def refine(analysis: TemplateAnalysis, source: str) -> TemplateAnalysis:
+        return with_tool_markers(
+            analysis,
+            ToolFormat.TAG_WITH_TAGGED,
+            format={"section_start": section_start, "section_end": section_end},
+            function={"name_prefix": invoke, "name_suffix": '">', "close": invoke_end},
+            arguments={"name_prefix": param, "name_suffix": '" string="true|false">', "value_prefix": "", "value_suffix": param_end},
+        )
+
+    def call(function: Mapping[str, Any], strict: bool) -> Parser:
+        params = function.get("parameters") or {}
+        properties = params.get("properties") or {}
+        names = sorted(properties, key=lambda n: -len(str(n)))
+        text = p.literal('true">') + p.tag(TOOL_ARG_STRING, p.until(param_end))
+        head = p.literal(invoke) + p.tag(TOOL_NAME, p.literal(function["name"])) + p.literal('">') + p.space()
+        if not strict:  # any argument, in any order, each value text or JSON
+            arg_name = p.choice(*(p.literal(str(n)) for n in names)) if names else p.chars('[^"]', 1, UNBOUNDED)
+            typed = p.literal('false">') + p.space() + p.choice(p.tag(TOOL_ARG_JSON, p.json_value()), p.tag(TOOL_ARG_PY, python_value())) + p.space()
+            arg = p.tag(TOOL_ARG, p.literal(param) + p.tag(TOOL_ARG_NAME, arg_name) + p.literal('" string="') + p.choice(text, typed) + p.literal(param_end))
+            return p.tag(TOOL, head + p.zero_or_more(arg + p.space()) + p.literal(invoke_end))
+
+        def argument(arg: str) -> Parser:  # string parameters as text, the others as JSON of their schema
+            schema = properties[arg] if isinstance(properties[arg], Mapping) else {}
+            is_text = schema.get("type") == "string" or (not schema.get("type") and "enum" not in schema)
+            value = text if is_text else p.literal('false">') + p.space() + p.schema(p.json_value(), f"{function['name']}-{arg}", schema) + p.space()
+            return p.literal(param) + p.literal(str(arg)) + p.literal('" string="') + value + p.literal(param_end) + p.space()
+
+        required = [str(n) for n in params.get("required") or [] if n in properties]
+        args = argument_set([argument(n) for n in required], [argument(str(n)) for n in names if str(n) not in required], None)
+        return head + args + p.literal(invoke_end)
+
+    def calls(analysis: TemplateAnalysis, request: ChatRequest, strict: bool = False) -> tuple[Parser, str]:
+        one = p.choice(*(call(f, strict) for f in tool_functions(request)))
+        parser = p.literal(section_start) + p.space() + repeated_calls(one + p.space(), request) + p.literal(section_end) + p.space()
+        return parser, section_start
+
+    return Handler(name, detect, refine, calls=calls)
+
+
+HANDLER = markup_handler("deepseek-v3.2-dsml", "DSML", "function_calls")
+GCML_HANDLER = markup_handler("gigachat3.5-gcml", "GCML", "tool_calls")

@@ -1,0 +1,56 @@
+"""Functionary v3.2: recipients after ``>>>``: ``all`` then content, or a
+function name then its JSON arguments; several in a row (``>>>f\\n{..}>>>g\\n{..}``)."""
+
+from __future__ import annotations
+
+from analysis.messages.tags import CONTENT, TOOL, TOOL_ARGS, TOOL_NAME
+from analysis.parsers.builder import (
+    BuiltParser,
+    boilerplate_and_reasoning_start,
+    repeated_calls,
+    tool_functions,
+)
+from analysis.parsers.handlers.base import Handler, with_tool_markers
+from analysis.parsers.request import ChatRequest
+from analysis.phases.result import PrefillOutcome, TemplateAnalysis, ToolFormat
+from analysis.probing.probes import Prober, conversation
+from peg import combinators as p
+
+MARK = ">>>"
+
+
+def detect(source: str, prober: Prober) -> str | None:
+    """The generation prompt ends with the recipient marker ``>>>``."""
+    out = prober.render_shaped(conversation(agp=True, tools=True)) or ""
+    if out.rstrip().endswith(MARK) and ">>>all" in source:
+        return "the generation prompt ends with >>> (a recipient follows: all, or a function)"
+    return None
+
+
+def refine(analysis: TemplateAnalysis, source: str) -> TemplateAnalysis:
+    return with_tool_markers(
+        analysis, ToolFormat.TAG_WITH_JSON, format={"per_call_start": MARK}, function={"name_prefix": "", "name_suffix": "\n", "close": ""}
+    )
+
+
+def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: str, continued_text: str, prefill: PrefillOutcome) -> BuiltParser:
+    boilerplate, _ = boilerplate_and_reasoning_start(generation_prompt, continued_text, analysis, prefill)
+    if MARK in boilerplate:  # the recipient after the last >>> is the model's
+        boilerplate = boilerplate[: boilerplate.rfind(MARK) + len(MARK)]
+    functions = tool_functions(request) if request.has_tools else []
+    segments = [p.literal("all") + p.space() + p.tag(CONTENT, p.until(MARK))]
+    for f in functions:
+        args = p.tag(TOOL_ARGS, p.schema(p.json_value(), f"{f['name']}-args", f.get("parameters") or {"type": "object"}))
+        segments.insert(0, p.tag(TOOL, p.tag(TOOL_NAME, p.literal(f["name"])) + p.literal("\n") + p.space() + args))
+    segment = p.choice(*segments)
+    if request.parallel_tool_calls or not functions:
+        body = segment + p.zero_or_more(p.space() + p.literal(MARK) + segment) + p.space() + p.end()
+    else:  # one call at most: the call, or text and then a call
+        call, text = p.choice(*segments[:-1]), segments[-1]
+        body = p.choice(call, text + p.optional(p.space() + p.literal(MARK) + call)) + p.space() + p.end()
+    calls = repeated_calls(p.optional(p.literal(MARK)) + p.choice(*segments[:-1]) + p.space(), request) if functions else None
+    # no trigger (the prompt already ends with >>>): the grammar, when there are tools, covers the whole turn
+    return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, calls, "", False)
+
+
+HANDLER = Handler("functionary-v3.2", detect, refine, build=build)

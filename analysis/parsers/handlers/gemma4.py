@@ -1,0 +1,170 @@
+"""Gemma 4: ``<|channel>thought ... <channel|>`` reasoning and
+``<|tool_call>call:name{key:<|"|>text<|"|>,n:1}<tool_call|>`` calls.
+
+Values are strings between ``<|"|>`` quotes, numbers, ``true``/``false``/``null``,
+arrays and objects with bare keys.  Empty thought blocks and stray channel
+markers the model leaves around its answer are dropped from content; a literal
+``<|tool_call>`` not followed by ``call:`` stays content.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from analysis.messages.hooks import OutputHooks
+from analysis.messages.tags import (
+    CONTENT,
+    REASONING,
+    REASONING_BLOCK,
+    TOOL,
+    TOOL_ARG,
+    TOOL_ARG_GEMMA,
+    TOOL_ARG_NAME,
+    TOOL_NAME,
+)
+from analysis.parsers.builder import (
+    BuiltParser,
+    boilerplate_and_reasoning_start,
+    repeated_calls,
+    tool_functions,
+)
+from analysis.parsers.handlers.base import Handler, probe_call_render, with_tool_markers
+from analysis.parsers.request import ChatRequest, ReasoningFormat
+from analysis.phases.result import (
+    PrefillOutcome,
+    ReasoningAnalysis,
+    ReasoningMode,
+    TemplateAnalysis,
+    ToolFormat,
+)
+from analysis.probing.probes import ARG_A, FUN_A, Prober
+from peg import combinators as p
+from peg.combinators import UNBOUNDED, Parser, Ref
+
+QUOTE = '<|"|>'
+CALL_START = "<|tool_call>"
+CALL_END = "<tool_call|>"
+CHANNEL_OPEN = "<|channel>"
+CHANNEL_CLOSE = "<channel|>"
+
+
+def detect(source: str, prober: Prober) -> str | None:
+    """A probe call renders as ``<|tool_call>call:name{arg:<|"|>...``."""
+    if f"{CALL_START}call:{FUN_A}{{{ARG_A}:{QUOTE}" in probe_call_render(prober, {ARG_A: "v"}):
+        return f"a probe call renders as {CALL_START}call:{FUN_A}{{{ARG_A}:{QUOTE}v{QUOTE}}}"
+    return None
+
+
+def refine(analysis: TemplateAnalysis, source: str) -> TemplateAnalysis:
+    return with_tool_markers(
+        analysis,
+        ToolFormat.TAG_WITH_TAGGED,
+        format={"per_call_start": CALL_START, "per_call_end": CALL_END},
+        function={"name_prefix": "call:", "name_suffix": "{", "close": "}"},
+        arguments={"name_prefix": "", "name_suffix": ":", "value_prefix": "", "value_suffix": "", "separator": ","},
+        reasoning=ReasoningAnalysis(ReasoningMode.TAG_BASED, CHANNEL_OPEN + "thought\n", CHANNEL_CLOSE),
+    )
+
+
+def gemma_value() -> Parser:
+    """A Gemma value: <|"|>string<|"|>, number, true/false/null (or None/True/False), [..], {key:value,..}."""
+    value = p.rule("gemma-value")
+    ref = Ref(value)
+    string = p.literal(QUOTE) + p.until(QUOTE) + p.literal(QUOTE)
+    number = p.chars("[-+0-9.eE]", 1, UNBOUNDED)
+    # the template writes Python's None for a null inside a list (and True/False if ever)
+    word = p.choice(*(p.literal(w) for w in ("true", "false", "null", "None", "True", "False")))
+    key = p.choice(string, p.chars("[A-Za-z0-9_]", 1, UNBOUNDED))
+    pair = key + p.space() + p.literal(":") + p.space() + ref
+    obj = p.literal("{") + p.space() + p.optional(pair + p.zero_or_more(p.space() + p.literal(",") + p.space() + pair)) + p.space() + p.literal("}")
+    arr = p.literal("[") + p.space() + p.optional(ref + p.zero_or_more(p.space() + p.literal(",") + p.space() + ref)) + p.space() + p.literal("]")
+    value.body = p.choice(string, obj, arr, word, number)
+    return value
+
+
+_PY_WORDS = {"None": "null", "True": "true", "False": "false"}
+
+
+def gemma_to_json(text: str, complete: bool) -> str:
+    """Translate a Gemma value (or a prefix of one) to JSON text (prefix-stable)."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        if text.startswith(QUOTE, i):
+            j = text.find(QUOTE, i + len(QUOTE))
+            if j < 0:  # a string still being written (the parser held back a cut-short closing quote)
+                out.append(json.dumps(text[i + len(QUOTE) :], ensure_ascii=False)[:-1])
+                return "".join(out)
+            out.append(json.dumps(text[i + len(QUOTE) : j], ensure_ascii=False))
+            i = j + len(QUOTE)
+            continue
+        if not complete and QUOTE.startswith(text[i:]):
+            return "".join(out)  # an opening quote cut short
+        c = text[i]
+        if c.isalpha() or c == "_":
+            j = i
+            while j < n and (text[j].isalnum() or text[j] == "_"):
+                j += 1
+            word = text[i:j]
+            rest = text[j:].lstrip()
+            if j == n and not complete:
+                return "".join(out)  # a key or a literal still being written
+            out.append(json.dumps(word) if rest.startswith(":") else _PY_WORDS.get(word, word))
+            i = j
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def _call(function: dict[str, Any], value: Parser, lenient: bool = False) -> Parser:
+    """One call; ``lenient`` (the parser, not the grammar): its closing
+    ``<tool_call|>`` may be missing or broken (what follows is then text)."""
+    properties = (function.get("parameters") or {}).get("properties") or {}
+    names = sorted(properties, key=lambda n: -len(str(n)))
+    name_choice = p.choice(*(p.literal(str(n)) for n in names)) if names else p.chars("[A-Za-z0-9_]", 1, UNBOUNDED)
+    arg = p.tag(TOOL_ARG, p.tag(TOOL_ARG_NAME, name_choice) + p.space() + p.literal(":") + p.space() + p.tag(TOOL_ARG_GEMMA, value))
+    args = p.optional(arg + p.zero_or_more(p.space() + p.literal(",") + p.space() + arg))
+    return p.tag(
+        TOOL,
+        p.literal(CALL_START + "call:") + p.tag(TOOL_NAME, p.literal(function["name"])) + p.literal("{") + p.space() + args + p.space() + p.literal("}")
+        + (p.optional(p.literal(CALL_END)) if lenient else p.literal(CALL_END)),
+    )
+
+
+def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: str, continued_text: str, prefill: PrefillOutcome) -> BuiltParser:
+    """Reasoning block, then content, calls and stray channel markers in any order."""
+    extracts = request.reasoning_format is not ReasoningFormat.NONE
+    boilerplate, _ = boilerplate_and_reasoning_start(generation_prompt, continued_text, analysis, prefill)
+    channel = p.literal(CHANNEL_OPEN) + p.optional(p.literal(CHANNEL_OPEN)) + p.literal("thought")  # bounded: no rescans
+    # a thought cut off before its close (max_tokens) is reasoning too
+    thought = p.tag(REASONING_BLOCK, channel + p.space() + p.tag(REASONING, p.until(CHANNEL_CLOSE)) + p.optional(p.literal(CHANNEL_CLOSE)) + p.space())
+    functions = tool_functions(request) if request.has_tools else []
+    value = gemma_value()
+    call = p.choice(*(_call(dict(f), value, lenient=True) for f in functions)) if functions else None
+    exact_call = p.choice(*(_call(dict(f), value) for f in functions)) if functions else None  # for the grammar
+    stops = ([CALL_START] if call is not None else []) + ([CHANNEL_OPEN, CHANNEL_CLOSE] if extracts else [])
+    plain: list[Parser] = []  # text: everything but a call marker
+    if extracts:
+        plain += [thought, p.literal(CHANNEL_CLOSE), p.literal(CHANNEL_OPEN)]
+    plain.append(p.tag(CONTENT, p.until(*stops) if stops else p.rest()))
+    reasoning = p.optional(thought) if extracts else p.eps()
+    if call is None:
+        body = reasoning + p.zero_or_more(p.choice(*plain)) + p.end()
+    else:
+        prose = p.tag(CONTENT, p.literal(CALL_START))  # a call marker not followed by a call
+        if request.parallel_tool_calls:  # calls and text in any order
+            body = reasoning + p.zero_or_more(p.choice(call + p.space(), *plain, prose)) + p.end()
+        else:  # at most one call, with text before and after it; a second call fails
+            text = p.zero_or_more(p.choice(*plain))
+            after = p.rule("gemma4-after-call")
+            after.body = text + p.optional(p.negate(call) + prose + p.Ref(after))
+            before = p.rule("gemma4-before-call")
+            before.body = text + p.optional(p.choice(call + p.space() + after, prose + p.Ref(before)))
+            body = reasoning + before + p.end()
+    tool_calls = repeated_calls(exact_call + p.space(), request) if exact_call is not None else None
+    return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, tool_calls, CALL_START if call is not None else "", extracts)
+
+
+HANDLER = Handler("gemma4", detect, refine, build=build, output=OutputHooks(value_decoders={TOOL_ARG_GEMMA: gemma_to_json}))

@@ -1,0 +1,147 @@
+"""GPT-OSS (harmony): a turn is a sequence of messages
+``[ to=R]<|channel|>C[ to=R][ <|constrain|>T| T]<|message|>BODY<|end|>``, separated by
+``<|start|>assistant``.
+
+The ``analysis`` channel is reasoning, ``final`` and ``commentary`` are content,
+a message to ``functions.NAME`` is a call whose body is its JSON arguments, and
+messages to other recipients (``python``, ``container.exec``) are dropped.  The
+last channel named in a header decides (``commentary to=assistant<|channel|>analysis``
+is reasoning).  A truncated output such as a lone ``<|channel|>`` parses as
+an incomplete header.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from analysis.messages.hooks import DROP, OutputHooks, Route
+from analysis.messages.tags import (
+    CONTENT,
+    H_BODY,
+    H_CHANNEL,
+    H_TO,
+    HARMONY_MESSAGES,
+    HARMONY_MSG,
+    HARMONY_MSG_RAW,
+    REASONING,
+    TOOL_ARGS,
+)
+from analysis.parsers.builder import BuiltParser, boilerplate_and_reasoning_start, tool_functions
+from analysis.parsers.handlers.base import Handler, with_tool_markers
+from analysis.parsers.request import ChatRequest
+from analysis.phases.result import (
+    ContentMode,
+    PrefillOutcome,
+    ReasoningAnalysis,
+    ReasoningMode,
+    TemplateAnalysis,
+    ToolFormat,
+)
+from analysis.probing.probes import Prober, assistant, conversation
+from peg import combinators as p
+from peg.combinators import UNBOUNDED
+from peg.engine import TagNode
+
+ENDS = ("<|end|>", "<|call|>", "<|return|>")
+SEPARATOR = "<|start|>assistant"
+
+
+def detect(source: str, prober: Prober) -> str | None:
+    """An assistant turn renders with ``<|channel|>final<|message|>``."""
+    out = prober.render_shaped(conversation(assistant(), tools=False))
+    if out is not None and "<|channel|>final<|message|>" in out:
+        return "an assistant turn renders as <|start|>assistant<|channel|>final<|message|>..."
+    return None
+
+
+def refine(analysis: TemplateAnalysis, source: str) -> TemplateAnalysis:
+    return with_tool_markers(
+        analysis,
+        ToolFormat.TAG_WITH_JSON,
+        format={"per_call_start": " to=functions.", "per_call_end": "<|call|>"},
+        function={"name_prefix": "functions.", "name_suffix": "<|message|>", "close": ""},
+        reasoning=ReasoningAnalysis(ReasoningMode.TAG_BASED, "<|channel|>analysis<|message|>", "<|end|>"),
+        content=replace(analysis.content, mode=ContentMode.ALWAYS_WRAPPED, start="<|channel|>final<|message|>", end="<|end|>"),
+    )
+
+
+def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: str, continued_text: str, prefill: PrefillOutcome) -> BuiltParser:
+    """Messages, each a header and a body, until the end of the output."""
+    boilerplate, _ = boilerplate_and_reasoning_start(generation_prompt, continued_text, analysis, prefill)
+    word = p.chars("[^<> \t\n]", 1, UNBOUNDED)
+    to_token = p.space() + p.literal("to=") + p.tag(H_TO, word)
+    constrain = p.space() + p.literal("<|constrain|>") + word
+    channel = p.literal("<|channel|>") + p.tag(H_CHANNEL, p.chars("[A-Za-z0-9_]", 1, UNBOUNDED))
+    content_type = p.chars("[ \t]", 1, UNBOUNDED) + word  # "commentary json": the template's own spelling
+    header = p.one_or_more(p.choice(to_token, channel, constrain, content_type)) + p.space()
+    raw = request.reasoning_format.value == "none"  # reasoning stays in content, verbatim
+    message = p.tag(
+        HARMONY_MSG_RAW if raw else HARMONY_MSG,
+        header + p.literal("<|message|>") + p.tag(H_BODY, p.until(*ENDS, "<|start|>")) + p.optional(p.choice(*(p.literal(e) for e in ENDS))),
+    )
+    # an output cut off inside a header (a lone trailing "<|channel|>") adds nothing
+    cut_header = p.one_or_more(p.choice(to_token, channel, constrain, p.literal("<|channel|>"), p.literal("<|constrain|>"))) + p.space()
+    body = p.zero_or_more(message + p.optional(p.literal(SEPARATOR))) + p.space() + p.optional(cut_header) + p.end()
+    functions = tool_functions(request) if request.has_tools else []
+    if not functions:
+        return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, None, "", request.reasoning_format.value != "none")
+    # The grammar (lazy, from a call's header; see TRIGGERS): one call to a
+    # request function on the commentary or analysis channel, its arguments as
+    # JSON of the function's schema, as the reference constrains it.
+    channel_name = p.choice(p.literal("commentary"), p.literal("analysis"))
+    constraint = p.optional(p.space() + p.optional(p.literal("<|constrain|>")) + p.chars("[A-Za-z0-9_-]", 1, UNBOUNDED))
+    alternatives = []
+    for f in functions:
+        name = p.literal(f["name"])
+        args = p.schema(p.json_value(), f"{f['name']}-args", f.get("parameters") or {"type": "object"})
+        recipient = p.literal(" to=functions.") + name
+        channel = p.literal("<|channel|>") + channel_name
+        alternatives.append(recipient + channel + constraint + p.literal("<|message|>") + args)
+        alternatives.append(channel + recipient + constraint + p.literal("<|message|>") + args)
+    calls = p.choice(*alternatives) + p.optional(p.literal("<|call|>"))
+    return BuiltParser(
+        p.literal(boilerplate) + body,
+        boilerplate,
+        body,
+        calls,
+        TRIGGER_WORD,
+        request.reasoning_format.value != "none",
+        trigger_patterns=TRIGGERS,
+    )
+
+
+#: Where a call's header starts: at the start of the output or after
+#: ``<|start|>assistant``, either `` to=functions.`` or
+#: ``<|channel|>commentary to=functions.`` (the grammar applies from the group).
+TRIGGERS = (
+    r"(?:^|<\|start\|>assistant)( to=functions\.)",
+    r"(?:^|<\|start\|>assistant)(<\|channel\|>(?:commentary|analysis) to=functions\.)",
+)
+#: The word that shows a call is near (what the parser's hints look for).
+TRIGGER_WORD = " to=functions."
+
+
+#: harmony's special tokens (the markers above combine them with channel names and text)
+TOKENS = ("<|channel|>", "<|constrain|>", "<|message|>", "<|start|>", "<|end|>")
+
+def route(message: TagNode, keep_reasoning_in_content: bool) -> Route:
+    """Where one message goes: the recipient and the last channel decide."""
+    recipients = [n for n in message.children if n.name == H_TO]
+    channels = [n.text for n in message.children if n.name == H_CHANNEL]
+    bodies = [n for n in message.children if n.name == H_BODY]
+    body = bodies[0] if bodies else None  # None: the header is still being written
+    recipient = recipients[-1] if recipients else None
+    if recipient is not None and recipient.text.startswith("functions."):
+        return Route(TOOL_ARGS, body, recipient.text[len("functions.") :], recipient.complete)
+    if recipient is not None and recipient.text != "assistant":
+        return Route(DROP, body)  # a message to a built-in tool (python, browser...)
+    if channels and channels[-1] == "analysis":
+        if message.name == HARMONY_MSG_RAW or keep_reasoning_in_content:
+            return Route(CONTENT, message if body is not None else None)  # markup and all
+        return Route(REASONING, body)
+    return Route(CONTENT, body)
+
+
+OUTPUT = OutputHooks(message_tags=HARMONY_MESSAGES, body_tag=H_BODY, route=route)
+
+HANDLER = Handler("gpt-oss-harmony", detect, refine, build=build, tokens=TOKENS, output=OUTPUT)

@@ -1,0 +1,102 @@
+"""Kimi K2: ``<|tool_calls_section_begin|><|tool_call_begin|>functions.NAME:IDX
+<|tool_call_argument_begin|>{json}<|tool_call_end|>...<|tool_calls_section_end|>``.
+
+The call id is the whole ``functions.NAME:IDX`` (kept as the call id).  Models
+also open calls inside an unclosed ``<think>``, skip the section markers, or
+leave out ``<|tool_call_end|>``: reasoning then ends where calls begin and the
+end markers are optional.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from analysis.messages.tags import (
+    CONTENT,
+    REASONING,
+    REASONING_BLOCK,
+    TOOL,
+    TOOL_ARGS,
+    TOOL_ID,
+    TOOL_NAME,
+)
+from analysis.parsers.builder import (
+    BuiltParser,
+    boilerplate_and_reasoning_start,
+    repeated_calls,
+    tool_functions,
+)
+from analysis.parsers.handlers.base import Handler, probe_call_render, with_tool_markers
+from analysis.parsers.request import ChatRequest, ReasoningFormat, ToolChoice
+from analysis.phases.result import (
+    PrefillOutcome,
+    ReasoningAnalysis,
+    ReasoningMode,
+    TemplateAnalysis,
+    ToolFormat,
+)
+from analysis.probing.markers import strip_ws
+from analysis.probing.probes import FUN_A, Prober
+from peg import combinators as p
+from peg.combinators import UNBOUNDED, Parser
+
+SECTION_START = "<|tool_calls_section_begin|>"
+SECTION_END = "<|tool_calls_section_end|>"
+CALL_START = "<|tool_call_begin|>"
+ARGS_START = "<|tool_call_argument_begin|>"
+CALL_END = "<|tool_call_end|>"
+
+
+def detect(source: str, prober: Prober) -> str | None:
+    """A probe call renders as ``<|tool_call_begin|>functions.NAME:0``."""
+    if f"{CALL_START}functions.{FUN_A}:" in probe_call_render(prober):
+        return f"a probe call renders as {CALL_START}functions.{FUN_A}:0{ARGS_START}"
+    if "<|tool_calls_section_begin|>" in source:
+        return "the template writes <|tool_calls_section_begin|> (its calls are rendered from an id it does not keep)"
+    return None
+
+
+def refine(analysis: TemplateAnalysis, source: str) -> TemplateAnalysis:
+    refined = with_tool_markers(
+        analysis,
+        ToolFormat.TAG_WITH_JSON,
+        format={"section_start": SECTION_START, "section_end": SECTION_END, "per_call_start": CALL_START, "per_call_end": CALL_END},
+        function={"name_prefix": "functions.", "name_suffix": ARGS_START, "close": ""},
+        reasoning=ReasoningAnalysis(ReasoningMode.TAG_BASED, "<think>", "</think>"),  # K2 models think in <think>
+    )
+    return replace(refined, tools=replace(refined.tools, call_id=replace(refined.tools.call_id, prefix=CALL_START, suffix=ARGS_START)))
+
+
+def _call(function: Mapping[str, Any]) -> Parser:
+    call_id = p.tag(TOOL_ID, p.literal("functions.") + p.tag(TOOL_NAME, p.literal(function["name"])) + p.literal(":") + p.chars("[0-9]", 1, UNBOUNDED))
+    args = p.tag(TOOL_ARGS, p.schema(p.json_value(), f"{function['name']}-args", function.get("parameters") or {"type": "object"}))
+    # whitespace models write around the markers (" <|tool_call_argument_begin|>") is read too
+    return p.tag(
+        TOOL,
+        p.literal(CALL_START) + p.space() + call_id + p.space() + p.literal(ARGS_START) + p.space() + args + p.space() + p.optional(p.literal(CALL_END)),
+    )
+
+
+def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: str, continued_text: str, prefill: PrefillOutcome) -> BuiltParser:
+    extracts = request.reasoning_format is not ReasoningFormat.NONE and analysis.reasoning.mode is not ReasoningMode.NONE
+    boilerplate, _ = boilerplate_and_reasoning_start(generation_prompt, continued_text, analysis, prefill)
+    functions = tool_functions(request) if request.has_tools else []
+    starts = (SECTION_START, CALL_START) if functions else ()
+    reasoning = p.eps()
+    if extracts:
+        start, end = strip_ws(analysis.reasoning.start), strip_ws(analysis.reasoning.end)
+        reasoning = p.optional(p.tag(REASONING_BLOCK, p.literal(start) + p.space() + p.tag(REASONING, p.until(end, *starts)) + p.optional(p.literal(end)) + p.space()))
+    if not functions:
+        body = reasoning + p.tag(CONTENT, p.rest()) + p.end()
+        return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, None, "", extracts)
+    call = p.choice(*(_call(f) for f in functions))
+    calls = p.optional(p.literal(SECTION_START)) + repeated_calls(call + p.space(), request) + p.optional(p.literal(SECTION_END)) + p.space()
+    with_calls = p.tag(CONTENT, p.until(*starts)) + calls + p.end()
+    body = reasoning + (with_calls if request.tool_choice is ToolChoice.REQUIRED else p.choice(with_calls, p.tag(CONTENT, p.rest()) + p.end()))
+    # the grammar switches on at a call (models also write calls without the section marker)
+    return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, calls, CALL_START, extracts, p.literal(boilerplate) + reasoning + with_calls)
+
+
+HANDLER = Handler("kimi-k2", detect, refine, build=build)

@@ -1,0 +1,135 @@
+"""Kimi K3 ("XTML"): every part of a turn is ``<|open|>TAG attrs<|sep|>…<|close|>TAG<|sep|>``.
+
+An assistant turn is ``<|open|>think<|sep|>REASONING<|close|>think<|sep|>``,
+``<|open|>response<|sep|>CONTENT<|close|>response<|sep|>`` and optionally
+``<|open|>tools<|sep|>`` with calls ``<|open|>call tool="NAME" index="N"<|sep|>``
+whose arguments are ``<|open|>argument key="K" type="T"<|sep|>VALUE<|close|>argument<|sep|>``
+(``string`` values verbatim, other types as JSON) or one
+``<|open|>json type="object"<|sep|>{…}<|close|>json<|sep|>``; the turn ends with
+``<|close|>message<|sep|><|end_of_msg|>``.  The generic ``<|open|>``/``<|sep|>``/
+``<|close|>`` tokens carry the part's name as text, which the differential
+analysis cannot split into markers.  The template's thinking switch is the
+``thinking`` variable: a request's ``enable_thinking`` is passed as ``thinking``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from analysis.messages.tags import (
+    CONTENT,
+    REASONING,
+    REASONING_BLOCK,
+    TOOL,
+    TOOL_ARG,
+    TOOL_ARG_JSON,
+    TOOL_ARG_NAME,
+    TOOL_ARG_RAW,
+    TOOL_ARGS,
+    TOOL_NAME,
+)
+from analysis.parsers.builder import (
+    BuiltParser,
+    boilerplate_and_reasoning_start,
+    repeated_calls,
+    tool_functions,
+)
+from analysis.parsers.handlers.base import Handler, probe_call_render, with_tool_markers
+from analysis.parsers.request import ChatRequest, ReasoningFormat, ToolChoice
+from analysis.phases.result import (
+    ContentMode,
+    PrefillOutcome,
+    ReasoningAnalysis,
+    ReasoningMode,
+    TemplateAnalysis,
+    ToolFormat,
+)
+from analysis.probing.markers import strip_ws
+from analysis.probing.probes import FUN_A, Prober
+from peg import combinators as p
+from peg.combinators import UNBOUNDED, Parser
+
+SEP = "<|sep|>"
+THINK_OPEN, THINK_CLOSE = "<|open|>think" + SEP, "<|close|>think" + SEP
+RESPONSE_OPEN, RESPONSE_CLOSE = "<|open|>response" + SEP, "<|close|>response" + SEP
+TOOLS_OPEN, TOOLS_CLOSE = "<|open|>tools" + SEP, "<|close|>tools" + SEP
+CALL_OPEN, CALL_CLOSE = '<|open|>call tool="', "<|close|>call" + SEP
+ARG_OPEN, ARG_CLOSE = '<|open|>argument key="', "<|close|>argument" + SEP
+JSON_OPEN, JSON_CLOSE = '<|open|>json type="object"' + SEP, "<|close|>json" + SEP
+MESSAGE_CLOSE, END_OF_MESSAGE = "<|close|>message" + SEP, "<|end_of_msg|>"
+
+
+def detect(source: str, prober: Prober) -> str | None:
+    """A probe call renders as ``<|open|>call tool="NAME"``."""
+    if f"{CALL_OPEN}{FUN_A}" in probe_call_render(prober):
+        return f"a probe call renders as {CALL_OPEN}{FUN_A}\" index=\"1\"{SEP} (Kimi K3's XTML turns)"
+    return None
+
+
+def refine(analysis: TemplateAnalysis, source: str) -> TemplateAnalysis:
+    """The XTML markers: think and response blocks, the tools section, tagged arguments."""
+    return with_tool_markers(
+        analysis,
+        ToolFormat.TAG_WITH_TAGGED,
+        format={"section_start": TOOLS_OPEN, "section_end": TOOLS_CLOSE, "per_call_start": CALL_OPEN, "per_call_end": CALL_CLOSE},
+        function={"name_prefix": "", "name_suffix": '" index="N"' + SEP, "close": ""},
+        arguments={"name_prefix": ARG_OPEN, "name_suffix": '" type="T"' + SEP, "value_prefix": "", "value_suffix": ARG_CLOSE, "separator": ""},
+        reasoning=ReasoningAnalysis(ReasoningMode.TAG_BASED, THINK_OPEN, THINK_CLOSE),
+        content=replace(analysis.content, mode=ContentMode.ALWAYS_WRAPPED, start=RESPONSE_OPEN, end=RESPONSE_CLOSE),
+    )
+
+
+def adapt_request(request: ChatRequest) -> ChatRequest:
+    """``enable_thinking`` becomes the template's ``thinking`` (unless the request sets it)."""
+    if request.enable_thinking is None or "thinking" in request.extra:
+        return request
+    return replace(request, extra={**request.extra, "thinking": request.enable_thinking})
+
+
+def _attribute(value: str) -> str:
+    """An attribute value as the template escapes it."""
+    return value.replace("&", "&amp;").replace('"', "&quot;")
+
+
+def _call(function: Mapping[str, Any]) -> Parser:
+    parameters = function.get("parameters") or {}
+    properties = parameters.get("properties") if isinstance(parameters, Mapping) else None
+    names = sorted(properties, key=lambda n: -len(str(n))) if isinstance(properties, Mapping) else []
+    key = p.choice(*(p.literal(_attribute(str(n))) for n in names)) if names else p.chars('[^"<]', 1, UNBOUNDED)
+    string_value = p.literal('string"' + SEP) + p.tag(TOOL_ARG_RAW, p.until(ARG_CLOSE))
+    other_value = p.chars("[a-z]", 1, UNBOUNDED) + p.literal('"' + SEP) + p.space() + p.tag(TOOL_ARG_JSON, p.json_value()) + p.space()
+    argument = p.tag(TOOL_ARG, p.literal(ARG_OPEN) + p.tag(TOOL_ARG_NAME, key) + p.literal('" type="') + p.choice(string_value, other_value) + p.literal(ARG_CLOSE))
+    json_block = p.literal(JSON_OPEN) + p.space() + p.tag(TOOL_ARGS, p.schema(p.json_value(), f"{function['name']}-args", parameters or {"type": "object"})) + p.space() + p.literal(JSON_CLOSE)
+    head = p.literal(CALL_OPEN) + p.tag(TOOL_NAME, p.literal(_attribute(function["name"]))) + p.literal('" index="') + p.chars("[0-9]", 1, UNBOUNDED) + p.literal('"' + SEP)
+    return p.tag(TOOL, head + p.choice(json_block, p.zero_or_more(argument)) + p.literal(CALL_CLOSE))
+
+
+def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: str, continued_text: str, prefill: PrefillOutcome) -> BuiltParser:
+    """Think block, response block, tools section, end of turn."""
+    extracts = request.reasoning_format is not ReasoningFormat.NONE
+    boilerplate, _ = boilerplate_and_reasoning_start(generation_prompt, continued_text, analysis, prefill)
+    functions = tool_functions(request) if request.has_tools else []
+    turn_end = p.optional(p.literal(MESSAGE_CLOSE)) + p.optional(p.literal(END_OF_MESSAGE)) + p.space()
+    stops = (TOOLS_OPEN, MESSAGE_CLOSE, END_OF_MESSAGE) if functions else (MESSAGE_CLOSE, END_OF_MESSAGE)
+    if extracts:
+        think = p.literal(THINK_OPEN) + p.tag(REASONING, p.until(THINK_CLOSE, RESPONSE_OPEN, *stops)) + p.optional(p.literal(THINK_CLOSE))
+        response = p.optional(p.literal(RESPONSE_OPEN)) + p.tag(CONTENT, p.until(RESPONSE_CLOSE, *stops)) + p.optional(p.literal(RESPONSE_CLOSE))
+        head = p.optional(p.tag(REASONING_BLOCK, think)) + response
+    else:  # reasoning stays in content, verbatim (markup included)
+        head = p.tag(CONTENT, p.until(*stops))
+    if not functions:
+        body = head + turn_end + p.end()
+        return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, None, "", extracts)
+    calls = p.literal(TOOLS_OPEN) + repeated_calls(p.choice(*(_call(f) for f in functions)), request) + p.optional(p.literal(TOOLS_CLOSE))
+    tools = calls if request.tool_choice is ToolChoice.REQUIRED else p.optional(calls)
+    body = head + tools + turn_end + p.end()
+    # the lazy grammar runs from the trigger to the end of the turn
+    return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, calls + turn_end, strip_ws(TOOLS_OPEN), extracts)
+
+
+#: the markup's special tokens (the markers above are these plus plain text)
+TOKENS = ("<|open|>", "<|sep|>", "<|close|>", END_OF_MESSAGE)
+
+HANDLER = Handler("kimi-k3-xtml", detect, refine, build=build, adapt_request=adapt_request, tokens=TOKENS)

@@ -1,0 +1,83 @@
+"""LFM2 / LFM2.5: pythonic calls ``<|tool_call_start|>[name(a=1, b="x")]<|tool_call_end|>``.
+
+Values are Python literals (``True``/``False``/``None``, either quote style,
+nested lists and dicts); names may be dotted (``Calendar.create_event``).  A
+bare ``[`` in prose stays content: calls start only at the section marker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from analysis.messages.pyliteral import python_value
+from analysis.messages.tags import TOOL, TOOL_ARG, TOOL_ARG_NAME, TOOL_ARG_PY, TOOL_NAME
+from analysis.parsers.builder import argument_set, tool_functions
+from analysis.parsers.handlers.base import Handler, probe_call_render, with_tool_markers
+from analysis.parsers.request import ChatRequest
+from analysis.phases.result import ReasoningAnalysis, ReasoningMode, TemplateAnalysis, ToolFormat
+from analysis.probing.probes import ARG_A, FUN_A, Prober, conversation
+from peg import combinators as p
+from peg.combinators import UNBOUNDED, Parser
+
+SECTION_START = "<|tool_call_start|>"
+SECTION_END = "<|tool_call_end|>"
+
+
+def detect(source: str, prober: Prober) -> str | None:
+    """A probe call renders as ``name(arg=...)`` inside the section markers."""
+    out = probe_call_render(prober, {ARG_A: "v"})
+    if f"{FUN_A}({ARG_A}=" in out and SECTION_START in out:
+        return f"a probe call renders as {SECTION_START}[{FUN_A}({ARG_A}=...)]"
+    if SECTION_START in out and FUN_A in out.split(SECTION_START, 1)[1]:
+        return None  # the template writes its calls in another form (JSON): the differential analysis reads it
+    listed = prober.render_shaped(conversation()) or ""
+    for opener in ("<|tool_list_start|>", "List of tools: ["):
+        if opener in listed and FUN_A in listed.split(opener, 1)[1] and "<|im_start|>" in listed:
+            return f"the probe tools render after {opener!r} in ChatML turns (LFM2's tool list; its models call in pythonic form)"
+    return None
+
+
+def refine(analysis: TemplateAnalysis, source: str) -> TemplateAnalysis:
+    """Section markers and pythonic argument markers; ``<think>`` reasoning when
+    the template handles it."""
+    reasoning = analysis.reasoning
+    if reasoning.mode is ReasoningMode.NONE and "</think>" in source:
+        reasoning = ReasoningAnalysis(ReasoningMode.TAG_BASED, "<think>", "</think>")
+    return with_tool_markers(
+        analysis,
+        ToolFormat.TAG_WITH_TAGGED,
+        format={"section_start": SECTION_START + "[", "section_end": "]" + SECTION_END},
+        function={"name_prefix": "", "name_suffix": "(", "close": ")"},
+        arguments={"name_prefix": "", "name_suffix": "=", "value_prefix": "", "value_suffix": "", "separator": ", "},
+        reasoning=reasoning,
+    )
+
+
+def _call(function: Mapping[str, Any], value: Parser, strict: bool = False) -> Parser:
+    params = function.get("parameters") or {}
+    properties = params.get("properties") or {}
+    names = sorted(properties, key=lambda n: -len(str(n))) if isinstance(properties, Mapping) else []
+    if strict and names:  # the schema's arguments: required ones present, each at most once
+        def argument(arg: str) -> Parser:
+            return p.optional(p.literal(",") + p.space()) + p.literal(arg) + p.space() + p.literal("=") + p.space() + value + p.space()
+
+        required = [str(n) for n in params.get("required") or [] if n in properties]
+        args = argument_set([argument(n) for n in required], [argument(str(n)) for n in names if str(n) not in required], None)
+        return p.literal(function["name"]) + p.literal("(") + p.space() + args + p.literal(")")
+    name_choice = p.choice(*(p.literal(str(n)) for n in names)) if names else p.chars("[A-Za-z0-9_]", 1, UNBOUNDED)
+    arg = p.tag(TOOL_ARG, p.tag(TOOL_ARG_NAME, name_choice) + p.space() + p.literal("=") + p.space() + p.tag(TOOL_ARG_PY, value))
+    args = p.optional(arg + p.zero_or_more(p.space() + p.literal(",") + p.space() + arg) + p.space())
+    return p.tag(TOOL, p.tag(TOOL_NAME, p.literal(function["name"])) + p.literal("(") + p.space() + args + p.literal(")"))
+
+
+def calls(analysis: TemplateAnalysis, request: ChatRequest, strict: bool = False) -> tuple[Parser, str]:
+    """``<|tool_call_start|>[call, call]<|tool_call_end|>``."""
+    value = python_value()
+    call = p.choice(*(_call(f, value, strict) for f in tool_functions(request)))
+    more = p.zero_or_more(p.space() + p.literal(",") + p.space() + call) if request.parallel_tool_calls else p.eps()
+    parser = p.literal(SECTION_START) + p.space() + p.literal("[") + p.space() + call + more + p.space() + p.literal("]") + p.space() + p.literal(SECTION_END) + p.space()
+    return parser, SECTION_START
+
+
+HANDLER = Handler("lfm2-pythonic", detect, refine, calls=calls)

@@ -1,0 +1,133 @@
+"""Phase 1: reasoning markers (R1 presence, R2 ``enable_thinking``, R3 scope)."""
+
+from __future__ import annotations
+
+from analysis.phases.phase_log import PhaseLog
+from analysis.phases.result import ReasoningAnalysis, ReasoningMode
+from analysis.probing.diff import diff_split
+from analysis.probing.markers import MARKER_RE, marker_after, marker_before, strip_ws
+from analysis.probing.probes import (
+    REASONING_TEXT,
+    USER_TEXT,
+    Comparison,
+    ComparisonFailed,
+    Prober,
+    assistant,
+    conversation,
+    tool_call,
+)
+
+
+def markers_around(text: str, needle: str) -> tuple[str, str]:
+    """``(start, end)`` markers around the first ``needle`` in ``text``.
+
+    ``start`` is the marker right before the needle with the whitespace the
+    template puts after it (``"<think>\\n"``); ``end`` is the marker right after
+    with the whitespace on both sides (``"\\n</think>\\n\\n"``).  Either is ``""``
+    when plain text, not a marker, touches the needle."""
+    pos = text.find(needle)
+    if pos < 0:
+        return "", ""
+    before = marker_before(text, pos)
+    after = marker_after(text, pos + len(needle))
+    start = before[0] + before[1] if before else ""
+    end = "".join(after) if after else ""
+    return start, end
+
+
+def analyze_reasoning(prober: Prober, log: PhaseLog) -> ReasoningAnalysis:
+    """Run R1–R3 and return the reasoning mode and markers."""
+    result = ReasoningAnalysis()
+    result = _r1_presence(prober, log, result)
+    result = _r2_thinking_switch(prober, log, result)
+    if prober.caps.supports_tool_calls:
+        result = _r3_scope(prober, log, result)
+    return result
+
+
+def _r1_presence(prober: Prober, log: PhaseLog, result: ReasoningAnalysis) -> ReasoningAnalysis:
+    """An assistant turn without vs with ``reasoning_content``: markers around the reasoning."""
+    try:
+        cmp = prober.compare(
+            "R1 reasoning presence",
+            conversation(assistant(), tools=False),
+            conversation(assistant(reasoning=REASONING_TEXT), tools=False),
+        )
+    except ComparisonFailed as exc:
+        log.degrade("reasoning", exc)
+        return result
+    if REASONING_TEXT not in cmp.diff.right:
+        return result
+    return _around_reasoning(cmp, log, ReasoningMode.TAG_BASED, result)
+
+
+def _around_reasoning(cmp: Comparison, log: PhaseLog, mode: ReasoningMode, result: ReasoningAnalysis) -> ReasoningAnalysis:
+    """The markers around the probe reasoning in ``cmp``'s second render (``result`` when there is no end marker)."""
+    start, end = markers_around(cmp.output_b, REASONING_TEXT)
+    if not end:
+        return result
+    log.cite("reasoning.end", cmp)
+    if start:
+        log.cite("reasoning.start", cmp)
+    return ReasoningAnalysis(mode, start, end)
+
+
+def _r2_thinking_switch(prober: Prober, log: PhaseLog, result: ReasoningAnalysis) -> ReasoningAnalysis:
+    """The generation prompt with ``enable_thinking`` false vs true: markers the template adds."""
+    try:
+        cmp = prober.compare(
+            "R2 enable_thinking off/on",
+            conversation(tools=False, agp=True, thinking=False),
+            conversation(tools=False, agp=True, thinking=True),
+        )
+    except ComparisonFailed as exc:
+        log.degrade("reasoning", exc)
+        return result
+    # only the generation prompts matter (SmolLM3 also switches a system-prompt flag)
+    tail_a = cmp.output_a.rsplit(USER_TEXT, 1)[-1]
+    tail_b = cmp.output_b.rsplit(USER_TEXT, 1)[-1]
+    diff = diff_split(tail_a, tail_b)
+    left, right = strip_ws(diff.left), strip_ws(diff.right)
+    start, end = result.start, result.end
+    left_markers = [m.group() for m in MARKER_RE.finditer(left)]
+    right_markers = [m.group() for m in MARKER_RE.finditer(right)]
+    if right and not left and len(right_markers) == 1 and strip_ws(tail_b).endswith(right):
+        # thinking on opens reasoning in the generation prompt
+        start = start or right
+    elif left and not right and len(left_markers) >= 2:
+        # thinking off writes an empty block: <think></think>
+        start = start or left_markers[0]
+        end = end or left_markers[-1]
+    elif left and not right and len(left_markers) == 1:
+        # thinking off closes a block the common prompt opened: <think> + </think>
+        opener = marker_before(diff.prefix, len(diff.prefix))
+        end = end or diff.left.rstrip()
+        if opener and not start:
+            start = opener[0]
+    elif len(left_markers) == 1 and len(right_markers) == 1 and left == left_markers[0] and right == right_markers[0]:
+        # off appends the closer, on appends the opener
+        start = start or right_markers[0]
+        end = end or left_markers[0]
+    if (start, end) == (result.start, result.end):
+        return result
+    if start != result.start:
+        log.cite("reasoning.start", cmp)
+    if end != result.end:
+        log.cite("reasoning.end", cmp)
+    return ReasoningAnalysis(ReasoningMode.TAG_BASED, start, end)
+
+
+def _r3_scope(prober: Prober, log: PhaseLog, result: ReasoningAnalysis) -> ReasoningAnalysis:
+    """Reasoning with content vs reasoning with a tool call: reasoning shown only with calls."""
+    try:
+        cmp = prober.compare(
+            "R3 reasoning scope",
+            conversation(assistant(reasoning=REASONING_TEXT)),
+            conversation(assistant(content=None, reasoning=REASONING_TEXT, calls=[tool_call()])),
+        )
+    except ComparisonFailed as exc:
+        log.degrade("reasoning", exc)
+        return result
+    if REASONING_TEXT in cmp.output_a or REASONING_TEXT not in cmp.output_b:
+        return result
+    return _around_reasoning(cmp, log, ReasoningMode.TOOLS_ONLY, result)

@@ -1,0 +1,148 @@
+"""Compiling and rendering chat templates inside the sandbox."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, NoReturn
+
+from analysis import disk_cache
+from analysis.errors import (
+    RenderLimitError,
+    SandboxViolation,
+    TemplateRaisedError,
+    TemplateRenderError,
+    TemplateSyntaxError,
+)
+from analysis.template.loading import LoadedTemplate
+from analysis.template.render_worker import worker
+from analysis.template.sandbox import RenderLimits
+
+#: The clock analysis uses so that renders are reproducible.
+FROZEN_CLOCK: Callable[[], datetime] = lambda: datetime(2026, 1, 1, 12, 0, 0)  # noqa: E731
+
+
+@dataclass(frozen=True)
+class RenderRequest:
+    """The variables a chat template is rendered with."""
+
+    messages: Sequence[Mapping[str, Any]]
+    tools: Sequence[Mapping[str, Any]] | None = None
+    add_generation_prompt: bool = False
+    enable_thinking: bool | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def variables(self, template: LoadedTemplate) -> dict[str, Any]:
+        """The Jinja context for this request."""
+        ctx: dict[str, Any] = {
+            "bos_token": template.bos_token,
+            "eos_token": template.eos_token,
+            **template.extra,
+            "messages": copy.deepcopy(list(self.messages)),
+            "tools": copy.deepcopy(list(self.tools)) if self.tools else None,
+            "add_generation_prompt": self.add_generation_prompt,
+        }
+        if self.enable_thinking is not None:
+            ctx["enable_thinking"] = self.enable_thinking
+        ctx.update(copy.deepcopy(dict(self.extra)))
+        return ctx
+
+
+def default_limits() -> RenderLimits:
+    """The limits in force: the defaults, changed by ``AUTOPARSER_*`` variables."""
+    return RenderLimits.from_env(os.environ)
+
+
+def _source_key(source: str) -> str:
+    return hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class ChatTemplate:
+    """A chat template, compiled and rendered in the sandbox of a resource-limited
+    worker process (:mod:`analysis.template.render_worker`).
+
+    Compiling happens at construction (syntax errors surface there).  All renders
+    of one ``ChatTemplate`` share a CPU budget (``limits.template_cpu_s``): a
+    template slow enough to exhaust it fails every later render at once.
+    """
+
+    def __init__(
+        self,
+        template: LoadedTemplate,
+        limits: RenderLimits | None = None,
+        clock: Callable[[], datetime] | None = None,
+    ):
+        self.template = template
+        self.name = template.name
+        self.source = template.source
+        self.limits = limits or default_limits()
+        self.clock = clock
+        #: CPU seconds this template's compile and renders have used so far.
+        self.cpu_used = 0.0
+        #: How often the last render's ``+`` turned a dict or list into JSON text
+        #: (caps use it to tell templates that expect string tool-call arguments).
+        self.stringified_containers = 0
+        #: How often the last render indexed an ``IndexTrackingStr`` like a list.
+        self.indexed_strings = 0
+        #: When set, ``tojson`` of an undefined value raises (as in llama.cpp's
+        #: engine); capability probes use it to mirror the reference.
+        self.strict_undefined_json = False
+        if len(self.source) > self.limits.max_template_chars:
+            raise TemplateSyntaxError(
+                f"the template is {len(self.source):,} characters, over the limit of "
+                f"{self.limits.max_template_chars:,} (AUTOPARSER_MAX_TEMPLATE_CHARS)",
+                self.name,
+                None,
+            )
+        self._key = _source_key(self.source)
+        # the worker outlives settings: the parent says where the cache is
+        self._call({"op": "compile", "cache": disk_cache.cache_dir()})
+
+    def _call(self, request: dict[str, Any]) -> Any:
+        remaining = self.limits.template_cpu_s - self.cpu_used
+        if remaining <= 0.001:
+            raise RenderLimitError(
+                f"the template used more than {self.limits.template_cpu_s:g} s of CPU time in all "
+                "(AUTOPARSER_TEMPLATE_CPU_S)",
+                self.name,
+            )
+        request.update(
+            key=self._key, name=self.name, limits=self.limits, cpu_s=min(self.limits.cpu_s, remaining)
+        )
+        status, payload, stats = worker().request(request, self.source)
+        if stats is not None:
+            self.cpu_used += stats.cpu_s
+            self.stringified_containers = stats.stringified_containers
+            self.indexed_strings = stats.indexed_strings
+        if status == "ok":
+            return payload
+        _raise_reply(payload, self.name)
+
+    def render(self, request: RenderRequest) -> str:
+        """Render ``request``; raises a :class:`TemplateRenderError` subclass on failure."""
+        text: str = self._call(
+            {
+                "op": "render",
+                "variables": request.variables(self.template),
+                "now": self.clock() if self.clock is not None else None,
+                "strict_undefined_json": self.strict_undefined_json,
+            }
+        )
+        return text
+
+
+def _raise_reply(fields: tuple[Any, ...], name: str) -> NoReturn:
+    kind, message, line, *rest = fields
+    if kind == "syntax":
+        raise TemplateSyntaxError(message, name, line, rest[0] if rest else None)
+    if kind == "raised":
+        raise TemplateRaisedError(message, name, line)
+    if kind == "limit":
+        raise RenderLimitError(message, name, line)
+    if kind == "sandbox":
+        raise SandboxViolation(message, name, line)
+    raise TemplateRenderError(message, name, line)

@@ -1,0 +1,102 @@
+"""The layering the README and ``analysis/__init__`` describe, checked on the
+sources: ``autoparser_cli`` -> ``analysis`` -> ``peg``; inside ``analysis``,
+each layer package imports only the layers before it; no import cycles; the
+library never prints."""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+LAYERS = ["template", "probing", "phases", "messages", "parsers", "generation", "checks"]
+SHARED = {"errors", "userio", "fixtures", "disk_cache", "_lazy"}  # beside the layers, usable by all
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for package in ("peg", "analysis", "autoparser_cli"):
+        for path in (ROOT / package).rglob("*.py"):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _imports(path: Path) -> set[str]:
+    """Every module ``path`` imports, inside functions too (``from a.b import c``
+    counts a.b, and a.b.c when that is a module), but for ``if TYPE_CHECKING:`` blocks."""
+    tree = ast.parse(path.read_text())
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                continue
+            if isinstance(child, ast.Import):
+                found.update(a.name for a in child.names)
+            elif isinstance(child, ast.ImportFrom) and child.module:
+                found.add(child.module)
+                found.update(f"{child.module}.{a.name}" for a in child.names if f"{child.module}.{a.name}" in MODULES)
+            visit(child)
+
+    visit(tree)
+    return found
+
+
+def _layer(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("peg")))
+def test_peg_knows_nothing_of_the_layers_above(module: str) -> None:
+    assert not {i for i in _imports(MODULES[module]) if i.split(".")[0] in ("analysis", "autoparser_cli", "jinja2", "typer", "rich")}
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("analysis")))
+def test_analysis_layers_import_only_layers_before_them(module: str) -> None:
+    imports = _imports(MODULES[module])
+    assert not {i for i in imports if i.split(".")[0] in ("autoparser_cli", "typer", "rich")}, "only the CLI formats"
+    layer = _layer(module)
+    for imported in imports:
+        if not imported.startswith("analysis.") or _layer(imported) in SHARED:
+            continue
+        if layer in SHARED or layer == "":
+            assert _layer(imported) == "" or module == "analysis", (module, imported)  # shared modules use no layer
+            continue
+        assert LAYERS.index(_layer(imported)) <= LAYERS.index(layer), f"{module} imports {imported}"
+
+
+def test_no_import_cycles() -> None:
+    graph: dict[str, set[str]] = defaultdict(set)
+    for module, path in MODULES.items():
+        for imported in _imports(path):
+            if imported in MODULES and imported != module and not imported.startswith(module + "."):
+                graph[module].add(imported)
+    state: dict[str, int] = {}
+
+    def visit(node: str, stack: list[str]) -> None:
+        state[node] = 1
+        for nxt in graph[node]:
+            if state.get(nxt) == 1:
+                raise AssertionError(" -> ".join([*stack[stack.index(nxt):], nxt]))
+            if nxt not in state:
+                visit(nxt, [*stack, nxt])
+        state[node] = 2
+
+    for module in sorted(MODULES):
+        if module not in state:
+            visit(module, [module])
+
+
+def test_the_library_never_prints() -> None:
+    for module, path in MODULES.items():
+        if module.startswith(("analysis", "peg")):
+            calls = [n for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "print"]
+            assert not calls, module
