@@ -434,6 +434,8 @@ def check_table(checks: list[TemplateCheck], drifted: set[str] | frozenset[str] 
     """One row per template: reasoning, content, tool format and key markers,
     status (``drifted`` names differ from the lock file); full reasons are in
     :func:`check_details`."""
+    from analysis.checks.checking import CheckStatus
+
     table = Table(title=Text("Templates"), title_justify="left")
     for column in ("template", "reasoning", "content", "tools", "round trip", "status"):
         table.add_column(column, overflow="fold")
@@ -453,7 +455,7 @@ def check_table(checks: list[TemplateCheck], drifted: set[str] | frozenset[str] 
         for marker in (fmt.section_start or fmt.per_call_start, a.tools.function.name_prefix, a.tools.arguments.name_prefix):
             if marker:
                 tools.append("  ").append_text(visible(marker))
-        style = {"ok": "green", "degraded": "yellow"}.get(check.status.value, "red")
+        style = {CheckStatus.OK: "green", CheckStatus.DEGRADED: "yellow"}.get(check.status, "red")
         status = Text(check.status.value, style=style)
         if check.name in drifted:
             status = Text(f"{check.status.value}, drifted", style="red")
@@ -466,16 +468,19 @@ def check_details(
 ) -> list[Text]:
     """Everything the table has no room for, in full: failure and degraded
     reasons, skipped probes and why, and lock-file drift."""
+    from analysis.checks.checking import CheckStatus
+    from analysis.checks.round_trip import ProbeStatus
+
     out: list[Text] = []
     for check in checks:
         lines: list[tuple[str, str]] = []
-        if check.status.value == "failed":
+        if check.status is CheckStatus.FAILED:
             note = f" (known failure: {known[check.name]})" if check.name in known else ""
             lines.append((f"failed{note}: {check.reason}", "yellow" if note else "red"))
-        elif check.status.value == "degraded":
+        elif check.status is CheckStatus.DEGRADED:
             lines.append((f"degraded: {check.reason}", "yellow"))
         for trip in check.round_trips:
-            if trip.status == "skipped":
+            if trip.status is ProbeStatus.SKIPPED:
                 lines.append((f"round trip {trip.probe} skipped: {trip.detail}", "dim"))
         for line in drifted.get(check.name, []):
             lines.append((f"drifted: {line}", "red"))
@@ -492,12 +497,14 @@ def check_details(
 
 def round_trip_text(trips: tuple[RoundTrip, ...]) -> Text:
     """``4/4 ok`` (and how many probes were skipped), or the probes that failed, in red."""
+    from analysis.checks.round_trip import ProbeStatus
+
     if not trips:
         return Text("—")
-    failed = [t.probe for t in trips if t.status == "failed"]
+    failed = [t.probe for t in trips if t.status is ProbeStatus.FAILED]
     if failed:
         return Text("failed: " + ", ".join(failed), style="red")
-    ok = sum(t.status == "ok" for t in trips)
+    ok = sum(t.status is ProbeStatus.OK for t in trips)
     skipped = len(trips) - ok
     return Text(f"{ok} ok" + (f", {skipped} skipped" if skipped else ""), style="green")
 

@@ -478,6 +478,7 @@ def check(
         unique_names,
     )
     from analysis.checks.conformance import CaseRunner, load_cases
+    from analysis.checks.round_trip import ProbeStatus
     from analysis.template.builtin import templates_dir
     from analysis.userio import ensure_writable, write_atomic
     from autoparser_cli.formatting import check_details, check_table, progress_bar
@@ -508,7 +509,7 @@ def check(
     for result in checks:
         report.add_template(result)
         if result.status == CheckStatus.FAILED:
-            kind = "round-trip" if any(t.status == "failed" for t in result.round_trips) else "analysis"
+            kind = "round-trip" if any(t.status is ProbeStatus.FAILED for t in result.round_trips) else "analysis"
             report.fail("template", result.name, kind, result.reason)
     drifted: dict[str, list[str]] = {}
     if lock is not None:

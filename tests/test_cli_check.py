@@ -146,9 +146,9 @@ def test_a_failed_round_trip_fails_the_template(zoo: Path, monkeypatch: pytest.M
     """The wiring from a failed probe to the exit status, table and reports (the
     probes' own failure detection is tested in test_round_trip.py)."""
     from analysis.checks import checking
-    from analysis.checks.round_trip import RoundTrip
+    from analysis.checks.round_trip import ProbeStatus, RoundTrip
 
-    monkeypatch.setattr(checking, "round_trips", lambda parser: (RoundTrip("one call", "failed", "the template writes '<x>'; parsed: {}"), RoundTrip("reply", "ok")))
+    monkeypatch.setattr(checking, "round_trips", lambda parser: (RoundTrip("one call", ProbeStatus.FAILED, "the template writes '<x>'; parsed: {}"), RoundTrip("reply", ProbeStatus.OK)))
     result = run_cli("check", str(zoo / "coder.jinja"), width=250)
     assert result.exit_code == 1 and "failed: one call" in result.stdout
     data = json.loads(run_cli("check", str(zoo / "coder.jinja"), "--json").stdout)

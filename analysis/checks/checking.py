@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from analysis.checks.round_trip import RoundTrip, round_trips
+from analysis.checks.round_trip import ProbeStatus, RoundTrip, round_trips
 from analysis.errors import InputError, TemplateLoadError, TemplateRenderError, one_line
 from analysis.generation.generate import AutoParser, cached_analysis
 from analysis.phases.result import TemplateAnalysis
@@ -91,7 +91,7 @@ class TemplateCheck:
             "reason": self.reason,
             "degraded": sorted({d.phase for d in self.analysis.degraded}) if self.analysis else [],
             "specialized": (self.analysis.specialized or "") if self.analysis else "",
-            "round_trips": [{"probe": t.probe, "status": t.status, "detail": t.detail} for t in self.round_trips],
+            "round_trips": [{"probe": t.probe, "status": t.status.value, "detail": t.detail} for t in self.round_trips],
             "seconds": round(self.seconds, 3),
         }
 
@@ -207,7 +207,7 @@ def _check_template(path: Path, name: str, round_trip: bool) -> TemplateCheck:
         return TemplateCheck(path, name, CheckStatus.FAILED, "the template nests too deeply to analyse")
     except Exception as exc:  # noqa: BLE001 - a bug must fail this template, not the whole run
         return TemplateCheck(path, name, CheckStatus.FAILED, f"internal error ({type(exc).__name__}: {one_line(exc)})")
-    failed = [t for t in trips if t.status == "failed"]
+    failed = [t for t in trips if t.status is ProbeStatus.FAILED]
     if failed:
         reason = "; ".join(f"round trip ({t.probe}): {t.detail}" for t in failed)
         return TemplateCheck(path, name, CheckStatus.FAILED, reason, analysis, trips)

@@ -13,6 +13,7 @@ a turn that cannot be lined up with the generation prompt).
 
 from __future__ import annotations
 
+import enum
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -68,12 +69,20 @@ CALL_SETS: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]] = {
 _ID_STYLES = ("call_{i:04d}", "functions.get_weather:{i}")
 
 
+class ProbeStatus(str, enum.Enum):
+    """A round-trip probe's outcome."""
+
+    OK = "ok"
+    FAILED = "failed"  #: the template's own rendering does not parse back
+    SKIPPED = "skipped"  #: the template does not render the probe (``detail`` says why)
+
+
 @dataclass(frozen=True)
 class RoundTrip:
     """One probe's outcome: ``ok``, ``failed`` (with what was rendered and parsed) or ``skipped`` (why)."""
 
     probe: str
-    status: str
+    status: ProbeStatus
     detail: str = ""
 
 
@@ -96,7 +105,7 @@ def round_trips(parser: AutoParser) -> tuple[RoundTrip, ...]:
         try:
             out.append(probe())
         except AutoparserError as exc:  # the template refuses the probe conversation itself
-            out.append(RoundTrip(name, "skipped", f"the template refuses the probe conversation: {exc}"))
+            out.append(RoundTrip(name, ProbeStatus.SKIPPED, f"the template refuses the probe conversation: {exc}"))
     return tuple(out)
 
 
@@ -118,11 +127,11 @@ def _calls_probe(parser: AutoParser, name: str, tool: dict[str, Any], arguments:
         if text is None:
             continue
         if _parses_back(generated, text, same, need_calls=True):
-            return RoundTrip(name, "ok")
+            return RoundTrip(name, ProbeStatus.OK)
         first = text if first is None else first
     if first is None:
-        return RoundTrip(name, "skipped", "the template does not render these calls")
-    return RoundTrip(name, "failed", _failure(generated, first))
+        return RoundTrip(name, ProbeStatus.SKIPPED, "the template does not render these calls")
+    return RoundTrip(name, ProbeStatus.FAILED, _failure(generated, first))
 
 
 def _reply_and_call_probe(parser: AutoParser, name: str) -> RoundTrip:
@@ -139,22 +148,22 @@ def _reply_and_call_probe(parser: AutoParser, name: str) -> RoundTrip:
         call = {"id": style.format(i=0), "type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}
         found = _turn(parser.template, {"role": "assistant", "content": SAY, "tool_calls": [call]}, [WEATHER_TOOL])
         if found is None or SAY not in found[0] or "Paris" not in found[0]:
-            outcome = RoundTrip(name, "skipped", "the template does not render the text of a calling turn")
+            outcome = RoundTrip(name, ProbeStatus.SKIPPED, "the template does not render the text of a calling turn")
         else:
             turn = found[0]
             start = strip_ws(parser.analysis.assistant_start)
             between = turn[min(turn.find(SAY), turn.find("get_weather")) : max(turn.find(SAY), turn.find("get_weather"))]
             text = _line_up(turn, found[1], generated)
             if start and start in between:
-                outcome = RoundTrip(name, "skipped", "the template writes the text and the calls as separate turns")
+                outcome = RoundTrip(name, ProbeStatus.SKIPPED, "the template writes the text and the calls as separate turns")
             elif text is None:
-                outcome = RoundTrip(name, "skipped", "the rendered turn cannot be lined up with the generation prompt")
+                outcome = RoundTrip(name, ProbeStatus.SKIPPED, "the rendered turn cannot be lined up with the generation prompt")
             elif _parses_back(generated, text, same, need_calls=False):
-                return RoundTrip(name, "ok")
+                return RoundTrip(name, ProbeStatus.OK)
             else:
-                outcome = RoundTrip(name, "failed", _failure(generated, text))
+                outcome = RoundTrip(name, ProbeStatus.FAILED, _failure(generated, text))
         outcomes.append(outcome)
-    failed = [o for o in outcomes if o.status == "failed"]
+    failed = [o for o in outcomes if o.status is ProbeStatus.FAILED]
     return failed[0] if failed else outcomes[0]
 
 
@@ -162,16 +171,16 @@ def _reply_probe(parser: AutoParser, name: str, message: dict[str, Any], reasoni
     generated = parser.generate(ChatRequest.from_json({"messages": [USER]}))
     text = _rendered_reply(parser.template, generated, message)
     if text is None:
-        return RoundTrip(name, "skipped", "the rendered turn cannot be lined up with the generation prompt")
+        return RoundTrip(name, ProbeStatus.SKIPPED, "the rendered turn cannot be lined up with the generation prompt")
     if reasoning is not None and reasoning not in text:
-        return RoundTrip(name, "skipped", "the history leaves the reasoning out")
+        return RoundTrip(name, ProbeStatus.SKIPPED, "the history leaves the reasoning out")
 
     def same(parsed: Message) -> bool:
         return parsed.content.strip() == REPLY and (parsed.reasoning_content or None) == reasoning and not parsed.tool_calls
 
     if _parses_back(generated, text, same, need_calls=False):
-        return RoundTrip(name, "ok")
-    return RoundTrip(name, "failed", _failure(generated, text))
+        return RoundTrip(name, ProbeStatus.OK)
+    return RoundTrip(name, ProbeStatus.FAILED, _failure(generated, text))
 
 
 # --- cutting the model's part out of a render --------------------------------------------
