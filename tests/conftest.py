@@ -19,12 +19,25 @@ if "AUTOPARSER_TEST_CACHE_DIR" not in os.environ:
 os.environ["AUTOPARSER_CACHE_DIR"] = os.environ["AUTOPARSER_TEST_CACHE_DIR"]
 os.environ.pop("AUTOPARSER_NO_CACHE", None)
 
+#: the CPU limit runaway tests run under (seconds; short, so the suite stays
+#: fast; AUTOPARSER_TEST_RUNAWAY_CPU_S changes it, for a slow machine)
+RUNAWAY_CPU_S = float(os.environ.get("AUTOPARSER_TEST_RUNAWAY_CPU_S", "0.3"))
+
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
 ZOO = SHARED / "templates"
 PROJECT_TEMPLATES = ROOT / "templates"
 
 needs_shared = pytest.mark.skipif(not ZOO.is_dir(), reason="../shared is absent")
+
+
+@pytest.fixture
+def runaway_limits(monkeypatch: pytest.MonkeyPatch) -> float:
+    """Short CPU limits for a test whose template runs away, in the environment
+    too (for commands run by the test); the per-render limit is returned."""
+    monkeypatch.setenv("AUTOPARSER_CPU_S", str(RUNAWAY_CPU_S))
+    monkeypatch.setenv("AUTOPARSER_TEMPLATE_CPU_S", str(3 * RUNAWAY_CPU_S))
+    return RUNAWAY_CPU_S
 
 
 def zoo_templates() -> list[Path]:

@@ -156,7 +156,7 @@ def test_template_that_always_raises_degrades_every_phase_without_failing() -> N
     assert all("nope" in d.reason for d in a.degraded)
 
 
-def test_runaway_template_fails_the_analysis_with_a_limit_error() -> None:
+def test_runaway_template_fails_the_analysis_with_a_limit_error(runaway_limits: float) -> None:
     with pytest.raises(RenderLimitError):
         analyze_template(_template("{% for i in range(99999) %}{% for j in range(99999) %}{% endfor %}{% endfor %}"))
 

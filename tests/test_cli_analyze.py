@@ -53,7 +53,7 @@ def test_analyze_broken_template_is_a_one_line_error() -> None:
     assert "syntax error" in err
 
 
-def test_analyze_bad_inputs(tmp_path: Path) -> None:
+def test_analyze_bad_inputs(tmp_path: Path, runaway_limits: float) -> None:
     assert_clean_error(run_cli("analyze", str(tmp_path / "missing.jinja")))
     runaway = tmp_path / "runaway.jinja"
     runaway.write_text("{% for i in range(99999) %}{% for j in range(99999) %}{% endfor %}{% endfor %}")
