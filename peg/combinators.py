@@ -3,7 +3,12 @@
 Nodes are immutable and print themselves (``dump()``) in the reference's style:
 ``Sequence(Literal(<think>), Tag(reasoning, Until(</think>)), ...)``.  ``a + b``
 makes a sequence and ``a | b`` an ordered choice.  Recursion goes through named
-rules: ``rule("value", ...)`` defines one, ``ref("value")`` refers to it.
+rules: ``rule("value")`` makes one, whose ``body`` may use the rule itself.
+
+Each builder's docstring gives its meaning in PEG notation (``a b`` sequence,
+``a / b`` ordered choice, ``a?`` ``a*`` ``a+`` ``a{m,n}`` repetition, ``&a``
+and ``!a`` lookahead, ``.`` any character); ``peg.gbnf_out`` writes the same
+trees as GBNF, where lookaheads constrain nothing.
 """
 
 from __future__ import annotations
@@ -254,12 +259,12 @@ def _bound(n: int) -> str:
 
 
 def literal(text: str) -> Parser:
-    """Exactly ``text`` (the empty literal is epsilon)."""
+    """Exactly ``text``: ``"text"`` (the empty literal is epsilon, ``""``)."""
     return Literal(text) if text else Eps()
 
 
 def seq(*items: Parser) -> Parser:
-    """All of ``items`` in order (nested sequences are flattened)."""
+    """All of ``items`` in order: ``a b c`` (nested sequences are flattened)."""
     flat: list[Parser] = []
     for item in items:
         if isinstance(item, Sequence):
@@ -272,7 +277,8 @@ def seq(*items: Parser) -> Parser:
 
 
 def choice(*options: Parser) -> Parser:
-    """The first of ``options`` that matches (nested choices are flattened)."""
+    """The first of ``options`` that matches: ``a / b`` (PEG's ordered choice;
+    GBNF writes ``a | b``; nested choices are flattened)."""
     flat: list[Parser] = []
     for option in options:
         flat.extend(option.options if isinstance(option, Choice) else [option])
@@ -280,68 +286,88 @@ def choice(*options: Parser) -> Parser:
 
 
 def optional(item: Parser) -> Parser:
+    """``item`` or nothing: ``a?``."""
     return Repetition(item, 0, 1)
 
 
 def repeat(item: Parser, min: int = 0, max: int = UNBOUNDED) -> Parser:
+    """``item`` ``min`` to ``max`` times (``max`` UNBOUNDED: no limit): ``a{min,max}``."""
     return Repetition(item, min, max)
 
 
 def zero_or_more(item: Parser) -> Parser:
+    """``item`` any number of times: ``a*``."""
     return Repetition(item, 0, UNBOUNDED)
 
 
 def one_or_more(item: Parser) -> Parser:
+    """``item`` at least once: ``a+``."""
     return Repetition(item, 1, UNBOUNDED)
 
 
 def until(*delimiters: str) -> Parser:
-    """Everything up to the first of ``delimiters`` (empty ones are ignored)."""
+    """Everything up to the first of ``delimiters``: ``(!d1 !d2 .)*`` (empty
+    ones are ignored; on partial input, text that may begin a delimiter waits)."""
     return Until(tuple(d for d in delimiters if d))
 
 
 def rest() -> Parser:
+    """Everything to the end of the input: ``.*``."""
     return Rest()
 
 
 def space() -> Parser:
+    """Whitespace, possibly none: ``[ \\t\\r\\n]*``."""
     return Space()
 
 
 def eps() -> Parser:
+    """The empty match: ``""``."""
     return Eps()
 
 
 def end() -> Parser:
+    """The end of the input: ``!.``."""
     return End()
 
 
 def peek(item: Parser) -> Parser:
+    """``item`` matches here, but is not consumed: ``&a`` (no GBNF form: constrains nothing)."""
     return Peek(item)
 
 
 def negate(item: Parser) -> Parser:
+    """``item`` does not match here; nothing is consumed: ``!a`` (no GBNF form)."""
     return Not(item)
 
 
 def atomic(item: Parser) -> Parser:
+    """``item`` as a whole: on partial input it matches completely or not at all
+    (a name is not shown half-written); in a grammar, just ``a``."""
     return Atomic(item)
 
 
 def tag(name: str, item: Parser) -> Parser:
+    """``item``, captured in the parse tree as a node called ``name`` (the
+    readers find what a parser read by these names); in a grammar, just ``a``."""
     return Tag(name, item)
 
 
 def json_value() -> Parser:
+    """One JSON value: ``json-value`` (the GBNF of JSON; with partial input, a
+    value still being written)."""
     return Json()
 
 
 def schema(item: Parser, name: str, json_schema: Mapping[str, Any]) -> Parser:
+    """``item``, which a grammar constrains to ``json_schema`` (a rule named
+    ``name``); the parser reads any JSON there."""
     return Schema(item, name, dict(json_schema))
 
 
 def chars(spec: str, min: int = 1, max: int = 1) -> Parser:
-    """A character class such as ``"[a-z_]"`` or ``"[^\\n]"``, repeated min..max."""
+    """A character class such as ``"[a-z_]"`` or ``"[^\\n]"``, repeated min..max:
+    ``[a-z_]{min,max}``."""
     if not (spec.startswith("[") and spec.endswith("]")):
         raise ValueError(f"character class must look like [...]: {spec!r}")
     body = spec[1:-1]
@@ -365,5 +391,6 @@ def chars(spec: str, min: int = 1, max: int = 1) -> Parser:
 
 
 def rule(name: str, body: Parser | None = None) -> Rule:
-    """A named rule (define the body later with ``r.body = ...`` for recursion)."""
+    """A named rule: ``name ::= body``.  For recursion, make the rule first and
+    set ``r.body = ...`` later; the body uses the rule node itself where it recurs."""
     return Rule(name, body)
