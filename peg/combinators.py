@@ -3,7 +3,7 @@
 Nodes are immutable and print themselves (``dump()``) in the reference's style:
 ``Sequence(Literal(<think>), Tag(reasoning, Until(</think>)), ...)``.  ``a + b``
 makes a sequence and ``a | b`` an ordered choice.  Recursion goes through named
-rules: ``rule("value")`` makes one, whose ``body`` may use the rule itself.
+rules: ``rule("value")`` makes one, whose ``body`` recurs through ``Ref(rule)``.
 
 Each builder's docstring gives its meaning in PEG notation (``a b`` sequence,
 ``a / b`` ordered choice, ``a?`` ``a*`` ``a+`` ``a{m,n}`` repetition, ``&a``
@@ -392,5 +392,5 @@ def chars(spec: str, min: int = 1, max: int = 1) -> Parser:
 
 def rule(name: str, body: Parser | None = None) -> Rule:
     """A named rule: ``name ::= body``.  For recursion, make the rule first and
-    set ``r.body = ...`` later; the body uses the rule node itself where it recurs."""
+    set ``r.body = ...`` later; the body recurs through ``Ref(r)``."""
     return Rule(name, body)
