@@ -367,7 +367,6 @@ def parse(
     from analysis.generation.hints import parse_hints
     from analysis.generation.streaming import StreamParser
     from analysis.template.loading import load_template
-    from autoparser_cli.formatting import message_panels
 
     chat_request = _request(request, tools, reasoning_format, enable_thinking, parallel_tool_calls)
     text = _read_output(output)
@@ -392,6 +391,8 @@ def parse(
     if as_json:
         write_stdout(json.dumps(outcome.message.to_json(), ensure_ascii=False) + "\n")
     else:
+        from autoparser_cli.formatting import message_panels
+
         for panel in message_panels(outcome.message):
             console().print(panel)
     hints = parse_hints(parser, generated, text, outcome, partial)

@@ -19,13 +19,11 @@ from analysis.errors import TemplateRenderError
 from analysis.parsers.handlers import find_handler
 from analysis.phases.content import analyze_content
 from analysis.phases.phase_log import PhaseLog
-from analysis.phases.reasoning import analyze_reasoning
+from analysis.phases.reasoning import analyze_reasoning, prefill_outcome
 from analysis.phases.result import (
     ContentAnalysis,
     GenerationPromptAnalysis,
-    PrefillOutcome,
     ReasoningAnalysis,
-    ReasoningMode,
     TemplateAnalysis,
 )
 from analysis.phases.tools import analyze_tools
@@ -270,23 +268,6 @@ def _generation_prompt(
         return GenerationPromptAnalysis(enable_thinking=enable_thinking)
     text = appended(cmp.output_a, cmp.output_b)
     return GenerationPromptAnalysis(text, prefill_outcome(text, reasoning), enable_thinking)
-
-
-def prefill_outcome(generation_prompt: str, reasoning: ReasoningAnalysis) -> PrefillOutcome:
-    """Classify the generation prompt's reasoning markers (the spec's three outcomes)."""
-    if reasoning.mode is ReasoningMode.NONE:
-        return PrefillOutcome.NONE
-    start, end = strip_ws(reasoning.start), strip_ws(reasoning.end)
-    at = generation_prompt.rfind(start) if start else -1
-    if at >= 0:
-        if end and end in generation_prompt[at + len(start) :]:
-            return PrefillOutcome.OPENED_AND_CLOSED
-        if strip_ws(generation_prompt[at + len(start) :]) == "":
-            return PrefillOutcome.OPENED
-        return PrefillOutcome.ARTIFACT
-    if end and end in generation_prompt:
-        return PrefillOutcome.OPENED_AND_CLOSED
-    return PrefillOutcome.NONE
 
 
 __all__ = ["MARKER_RE", "analyze_template", "prefill_outcome", "preserved_tokens"]

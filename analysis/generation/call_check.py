@@ -45,6 +45,8 @@ def _where(path: Sequence[Any]) -> str:
 
 def call_problems(message: Message, tools: Sequence[Mapping[str, Any]] | None) -> list[str]:
     """One line per way the message's tool calls break ``tools`` (empty: all valid)."""
+    if not message.tool_calls:
+        return []  # (and jsonschema, slow to import, is not needed)
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError
 

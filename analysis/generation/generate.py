@@ -17,7 +17,6 @@ from functools import cached_property
 from typing import Any
 
 from analysis import disk_cache
-from analysis.generation.analyzer import analyze_template, prefill_outcome
 from analysis.messages.hooks import GENERIC, OutputHooks
 from analysis.messages.mapper import Message, map_result
 from analysis.messages.tags import REASONING, REASONING_BLOCK
@@ -25,6 +24,7 @@ from analysis.parsers.builder import BuiltParser, build_parser
 from analysis.parsers.handlers import handler_named
 from analysis.parsers.prompting import Prompt, build_prompt
 from analysis.parsers.request import ChatRequest, ReasoningFormat, ToolChoice
+from analysis.phases.reasoning import prefill_outcome
 from analysis.phases.result import PrefillOutcome, TemplateAnalysis
 from analysis.probing.caps import Capabilities
 from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate
@@ -320,6 +320,8 @@ def cached_analysis(template: ChatTemplate, enable_thinking: bool = True) -> Tem
     on_disk = template.clock is FROZEN_CLOCK
     analysis = _disk_analysis(key) if on_disk else None
     if analysis is None:
+        from analysis.generation.analyzer import analyze_template  # the phases: only on a miss
+
         analysis = analyze_template(template, enable_thinking)
         if on_disk and not analysis.degraded:
             disk_cache.store("analysis", key, pickle.dumps(analysis, pickle.HIGHEST_PROTOCOL))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from analysis.phases.phase_log import PhaseLog
-from analysis.phases.result import ReasoningAnalysis, ReasoningMode
+from analysis.phases.result import PrefillOutcome, ReasoningAnalysis, ReasoningMode
 from analysis.probing.diff import diff_split
 from analysis.probing.markers import MARKER_RE, marker_after, marker_before, strip_ws
 from analysis.probing.probes import (
@@ -131,3 +131,20 @@ def _r3_scope(prober: Prober, log: PhaseLog, result: ReasoningAnalysis) -> Reaso
     if REASONING_TEXT in cmp.output_a or REASONING_TEXT not in cmp.output_b:
         return result
     return _around_reasoning(cmp, log, ReasoningMode.TOOLS_ONLY, result)
+
+
+def prefill_outcome(generation_prompt: str, reasoning: ReasoningAnalysis) -> PrefillOutcome:
+    """Classify the generation prompt's reasoning markers (the spec's three outcomes)."""
+    if reasoning.mode is ReasoningMode.NONE:
+        return PrefillOutcome.NONE
+    start, end = strip_ws(reasoning.start), strip_ws(reasoning.end)
+    at = generation_prompt.rfind(start) if start else -1
+    if at >= 0:
+        if end and end in generation_prompt[at + len(start) :]:
+            return PrefillOutcome.OPENED_AND_CLOSED
+        if strip_ws(generation_prompt[at + len(start) :]) == "":
+            return PrefillOutcome.OPENED
+        return PrefillOutcome.ARTIFACT
+    if end and end in generation_prompt:
+        return PrefillOutcome.OPENED_AND_CLOSED
+    return PrefillOutcome.NONE
