@@ -13,7 +13,7 @@ completes, a JSON value closes) cost a full parse, and there are few of them.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from json.encoder import (
     encode_basestring as _encode_string,  # json.dumps(s, ensure_ascii=False) of a str
 )
@@ -44,7 +44,7 @@ from analysis.messages.tags import (
     TOOL_ARGS,
     TOOL_NAME,
 )
-from peg.combinators import Json, Rest, Until
+from peg.combinators import Json, Literal, Rest, Until
 from peg.engine import ParseResult, Status, TagNode, held_back, parse
 from peg.json_stream import IncrementalJson, JsonProgress
 
@@ -64,6 +64,33 @@ _PRODUCTIVE_RUN = 256
 #: values whose only ``until`` is the inside of a string: a chunk there appends
 #: its JSON escape (and so do the value captures of a format's own hooks)
 _STRING_VALUES = (TOOL_ARG_PY, TOOL_ARG_RAW)
+
+
+def _with_rest(message: Message, rest: str) -> Message:
+    """``message`` with ``rest`` of the output, as written, after its content."""
+    if not rest:
+        return message
+    return replace(message, content=message.content + rest if message.content else rest.lstrip(_WS))
+
+
+def _unshown_from(result: ParseResult, hooks: OutputHooks) -> int:
+    """Where the text that ``result``'s message does not show begins: a call
+    still being named (shown once its name is complete), a marker cut short
+    at the very end, or the whitespace the message trims at the end."""
+    end = len(result.text)
+    if result.frontier is not None and isinstance(result.frontier[0], Literal):
+        end = min(end, result.frontier[1])
+    for node in result.find(TOOL):
+        names = node.find(TOOL_NAME)
+        if not node.complete and not (names and names[0].complete):
+            end = min(end, node.start)
+    for name in hooks.message_tags:
+        for node in result.find(name):
+            if not node.complete and hooks.route(node, False).text is None:
+                end = min(end, node.start)
+    while end > 0 and result.text[end - 1] in _WS:
+        end -= 1
+    return end
 
 
 def _frontier_tag(
@@ -278,6 +305,8 @@ class StreamParser:
         self._fast_run = 0  #: characters the fast path carried since the last full parse
         self._backlog = 0  #: characters fed since the last full parse, off the fast path
         self._work = 0  #: characters read by full parses so far
+        #: length of the text (prompt and output) whose reading the stream shows
+        self._shown_length = self._parsed_length
         self.full_parses = 0  #: how many times the whole text was parsed (for benchmarks and tests)
         self.warning = ""
 
@@ -293,6 +322,7 @@ class StreamParser:
         if path is not None:
             deltas = path.extend(chunk)
             if deltas is not None:
+                self._shown_length += len(chunk)
                 return deltas
             self._path = None  # the parse changes here: only a full parse can go on
             # the path carried every chunk since the last full parse but this one
@@ -321,21 +351,64 @@ class StreamParser:
         return min(16 << (self._stuck - 3), self._length // 2)
 
     def finish(self) -> tuple[list[Delta], ParseOutcome]:
-        """The output is complete: the last deltas and the final parse outcome."""
+        """The output is complete: the last deltas and the final parse outcome.
+
+        A stream never takes a delta back.  When the whole output reads in a way
+        that does not extend what the stream showed (it breaks the format, and a
+        whole parse gives the output unchanged as content; or marker text read
+        one way while it was written and another once complete), the stream's
+        final message keeps what it showed, grown to the longest reading that
+        extends it, and adds the rest of the output, as written, to the content;
+        the outcome is then not ``ok`` and its warning says why."""
         output = "".join(self._chunks)[len(self.generated.generation_prompt) :]
         outcome = self.generated.parse(output)
         if not outcome.ok:
             self.warning = outcome.warning
-            if not outcome.need_more:  # the format broke: the message is the output, unchanged
-                return [], outcome
+        shown = self._acc.message()
         try:
-            deltas = message_deltas(self._acc.message(), outcome.message)
+            if not outcome.ok and not outcome.need_more:
+                raise NotAnExtension("the output breaks the format")
+            deltas = message_deltas(shown, outcome.message)
         except NotAnExtension as exc:
-            self.warning = f"the final message does not extend the streamed one: {exc}"
-            deltas = []
+            kept = self._kept_final(output)
+            deltas = message_deltas(shown, kept)
+            why = outcome.warning if not outcome.ok else f"the whole output reads otherwise ({exc})"
+            self.warning = f"{why}; the stream keeps what it showed and ends with the rest of the output as content"
+            outcome = replace(outcome, message=kept, ok=False, warning=self.warning, need_more=False)
         self._acc = _Accumulated.of(outcome.message)
         self._path = None
         return deltas, outcome
+
+    def _kept_final(self, output: str) -> Message:
+        """What the stream showed, grown to the longest reading of a beginning of
+        the output that extends it, plus the rest of the output as content (see
+        :meth:`finish`)."""
+        generated = self.generated
+        prompt = len(generated.generation_prompt)
+        shown = self._acc.message()
+        readings = [generated.parse_text(output, partial=True)]
+        if readings[0].status is Status.FAILURE:
+            # the longest beginning that still fits: once a beginning fails, longer ones do
+            lo, hi = 0, min(max(readings[0].furthest - prompt, 0), len(output))
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                if generated.parse_text(output[:mid], partial=True).status is Status.FAILURE:
+                    hi = mid - 1
+                else:
+                    lo = mid
+            readings = [generated.parse_text(output[:lo], partial=True)]
+        # the reading the stream showed last (chunks a fast path carried included)
+        readings.append(generated.parse_text(output[: self._shown_length - prompt], partial=True))
+        for result in readings:
+            if result.status is Status.FAILURE:
+                continue
+            read = map_result(result, generated.keeps_reasoning_in_content, generated.hooks)
+            try:
+                message_deltas(shown, read)
+            except NotAnExtension:
+                continue
+            return _with_rest(read, output[max(_unshown_from(result, generated.hooks) - prompt, 0) :])
+        return _with_rest(shown, output[max(self._shown_length - prompt, 0) :])
 
     def message(self) -> Message:
         """The message streamed so far."""
@@ -366,9 +439,13 @@ class StreamParser:
         try:
             deltas = message_deltas(self._acc.message(), message)
         except NotAnExtension as exc:
+            # this reading takes back something shown: show nothing more until a
+            # reading extends what was shown again (a client never loses a delta)
             self.warning = str(exc)
-            deltas = []
+            self._path = None
+            return []
         self._acc = _Accumulated.of(message)
+        self._shown_length = len(text)
         if result.status is not Status.NEED_MORE:
             self._path = None
         elif held:  # the shown reasoning waits
