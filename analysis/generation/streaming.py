@@ -357,9 +357,10 @@ class StreamParser:
         that does not extend what the stream showed (it breaks the format, and a
         whole parse gives the output unchanged as content; or marker text read
         one way while it was written and another once complete), the stream's
-        final message keeps what it showed, grown to the longest reading that
-        extends it, and adds the rest of the output, as written, to the content;
-        the outcome is then not ``ok`` and its warning says why."""
+        final message keeps what it showed (grown to the whole output's reading
+        as an unfinished beginning, when that extends it) and adds the rest of
+        the output, as written, to the content; the outcome is then not ``ok``
+        and its warning says why."""
         output = "".join(self._chunks)[len(self.generated.generation_prompt) :]
         outcome = self.generated.parse(output)
         if not outcome.ok:
@@ -380,25 +381,18 @@ class StreamParser:
         return deltas, outcome
 
     def _kept_final(self, output: str) -> Message:
-        """What the stream showed, grown to the longest reading of a beginning of
-        the output that extends it, plus the rest of the output as content (see
-        :meth:`finish`)."""
+        """What the stream showed (grown to the whole output's reading as an
+        unfinished beginning, when that extends it), plus the rest of the output
+        as content (see :meth:`finish`)."""
         generated = self.generated
         prompt = len(generated.generation_prompt)
         shown = self._acc.message()
-        readings = [generated.parse_text(output, partial=True)]
-        if readings[0].status is Status.FAILURE:
-            # the longest beginning that still fits: once a beginning fails, longer ones do
-            lo, hi = 0, min(max(readings[0].furthest - prompt, 0), len(output))
-            while lo < hi:
-                mid = (lo + hi + 1) // 2
-                if generated.parse_text(output[:mid], partial=True).status is Status.FAILURE:
-                    hi = mid - 1
-                else:
-                    lo = mid
-            readings = [generated.parse_text(output[:lo], partial=True)]
-        # the reading the stream showed last (chunks a fast path carried included)
-        readings.append(generated.parse_text(output[: self._shown_length - prompt], partial=True))
+        # the whole output read as a beginning (it may extend what was shown),
+        # else the reading the stream showed last (chunks a fast path carried included)
+        readings = (
+            generated.parse_text(output, partial=True),
+            generated.parse_text(output[: self._shown_length - prompt], partial=True),
+        )
         for result in readings:
             if result.status is Status.FAILURE:
                 continue
