@@ -195,7 +195,6 @@ def analyze(
     import json
 
     from analysis.fixtures import WEATHER_TOOL
-    from analysis.generation.analyzer import analyze_template
     from analysis.generation.generate import AutoParser, cached_analysis
     from analysis.parsers.request import ChatRequest
     from analysis.template.loading import load_template
@@ -217,6 +216,8 @@ def analyze(
     comparisons: list[Any] = []
     template = ChatTemplate(loaded, clock=FROZEN_CLOCK)
     if diffs:  # the comparisons are made anew to be shown
+        from analysis.generation.analyzer import analyze_template
+
         result = analyze_template(template, enable_thinking, record=comparisons)
     else:
         result = cached_analysis(template, enable_thinking)

@@ -1,9 +1,12 @@
 """The capture tags: the contract between the parsers that generation builds
-(``parser_builder`` and the dedicated handlers) and the code that reads their
-parse trees (``mapper`` for a message, ``streaming`` for deltas, the checks).
+(``analysis.parsers.builder`` and the dedicated handlers) and the code that
+reads their parse trees (``mapper`` for a message, ``streaming`` for deltas,
+the checks).
 
-A parser marks what it reads with ``peg.combinators.tag(NAME, parser)``; the
-readers find those nodes by the same names.  Every name is here, once.
+A parser marks what it reads with ``peg.combinators.tag(NAME, parser)``, or
+with the helper of the same name (``tags.tool_name(parser)``, as llama.cpp's
+builder writes ``p.tool_name(...)``); the readers find those nodes by the same
+names.  Every name is here, once.
 
     CONTENT            reply text
     REASONING          reasoning text (inside a REASONING_BLOCK)
@@ -48,8 +51,6 @@ H_TO = "h-to"
 H_CHANNEL = "h-channel"
 H_BODY = "h-body"
 
-#: the captures that hold one tagged argument's value
-VALUE_TAGS = (TOOL_ARG_STRING, TOOL_ARG_JSON, TOOL_ARG_RAW, TOOL_ARG_PY, TOOL_ARG_GEMMA)
 #: the captures that are a whole harmony message
 HARMONY_MESSAGES = (HARMONY_MSG, HARMONY_MSG_RAW)
 
@@ -87,9 +88,3 @@ def tool_id(item: Parser) -> Parser:
 def tool_args(item: Parser) -> Parser:
     """``item`` read as a call's arguments, raw JSON text."""
     return p.tag(TOOL_ARGS, item)
-
-
-def tool_arg(name: Parser, value: Parser) -> Parser:
-    """One tagged argument: ``name`` read as its name, then ``value`` (a parser
-    that tags its value with one of :data:`VALUE_TAGS`)."""
-    return p.tag(TOOL_ARG, p.tag(TOOL_ARG_NAME, name) + value)

@@ -16,20 +16,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from analysis.messages import tags
 from analysis.messages.pyliteral import python_value
 from analysis.messages.tags import (
-    CONTENT,
-    REASONING,
-    REASONING_BLOCK,
-    TOOL,
     TOOL_ARG,
     TOOL_ARG_JSON,
     TOOL_ARG_NAME,
     TOOL_ARG_PY,
     TOOL_ARG_STRING,
-    TOOL_ARGS,
-    TOOL_ID,
-    TOOL_NAME,
 )
 from analysis.parsers.request import ChatRequest, ReasoningFormat, ToolChoice
 from analysis.phases.result import (
@@ -147,8 +141,8 @@ def _reasoning(analysis: TemplateAnalysis, cleared_start: bool, stops: tuple[str
     start, end = strip_ws(r.start), strip_ws(r.end)
     if not end:
         return p.eps()
-    body = p.tag(REASONING, p.until(end)) + p.literal(end) + p.space()
-    open_text = p.tag(REASONING, p.until(*stops)) if stops else p.tag(REASONING, p.rest())
+    body = tags.reasoning(p.until(end)) + p.literal(end) + p.space()
+    open_text = tags.reasoning(p.until(*stops)) if stops else tags.reasoning(p.rest())
     if start and not cleared_start:
         # GLM's turn is "<|assistant|>\n<think>…": the model writes the newline first
         block = p.space() + p.literal(start) + p.space() + body
@@ -156,30 +150,30 @@ def _reasoning(analysis: TemplateAnalysis, cleared_start: bool, stops: tuple[str
     else:
         block = body
         unterminated = open_text
-    return p.optional(p.choice(p.tag(REASONING_BLOCK, block), p.tag(REASONING_BLOCK, unterminated)))
+    return p.optional(p.choice(tags.reasoning_block(block), tags.reasoning_block(unterminated)))
 
 
 def _content_until(analysis: TemplateAnalysis, trigger: str, *more: str) -> Parser:
     """Content before the tool calls (wrapped content markers are read, not kept),
     up to the trigger or any of ``more``."""
     c = analysis.content
-    plain = p.tag(CONTENT, p.until(trigger, *more))
+    plain = tags.content(p.until(trigger, *more))
     if c.mode is not ContentMode.PLAIN and c.start and c.end:
-        wrapped = p.literal(strip_ws(c.start)) + p.tag(CONTENT, p.until(strip_ws(c.end))) + p.literal(strip_ws(c.end)) + p.space()
+        wrapped = p.literal(strip_ws(c.start)) + tags.content(p.until(strip_ws(c.end))) + p.literal(strip_ws(c.end)) + p.space()
         return p.choice(wrapped, plain)
     return plain
 
 
 def _content_only(analysis: TemplateAnalysis) -> Parser:
     c = analysis.content
-    everything = p.tag(CONTENT, p.rest()) + p.end()
+    everything = tags.content(p.rest()) + p.end()
     if c.mode is ContentMode.PLAIN or not (c.start and c.end):
         return everything
     start, end = strip_ws(c.start), strip_ws(c.end)
     wrapped = (
-        p.optional(p.tag(CONTENT, p.until(start)))
+        p.optional(tags.content(p.until(start)))
         + p.literal(start)
-        + p.tag(CONTENT, p.until(end))
+        + tags.content(p.until(end))
         + p.optional(p.literal(end))  # a reply cut off before its end marker is still the reply
         + p.space()
         + p.end()
@@ -204,13 +198,13 @@ _PYTHON_TAG = "<|python_tag|>"
 def _json_native_call(analysis: TemplateAnalysis, function: Mapping[str, Any], strict: bool = False) -> Parser:
     fmt = analysis.tools.format
     name = function["name"]
-    args = p.tag(TOOL_ARGS, _args_schema_parser(function))
+    args = tags.tool_args(_args_schema_parser(function))
     if fmt.fun_name_is_key:
         return (
             p.literal("{")
             + p.space()
             + p.literal('"')
-            + p.tag(TOOL_NAME, p.literal(name))
+            + tags.tool_name(p.literal(name))
             + p.literal('"')
             + p.space()
             + p.literal(":")
@@ -229,7 +223,7 @@ def _json_native_call(analysis: TemplateAnalysis, function: Mapping[str, Any], s
         return f.split(".", 1)[1] if nested_prefix and f.startswith(nested_prefix + ".") else f
 
     if fmt.name_field:
-        members[fmt.name_field] = _json_string_key(key(fmt.name_field)) + p.literal('"') + p.tag(TOOL_NAME, p.literal(name)) + p.literal('"')
+        members[fmt.name_field] = _json_string_key(key(fmt.name_field)) + p.literal('"') + tags.tool_name(p.literal(name)) + p.literal('"')
     if fmt.args_field:
         spelled = key(fmt.args_field)
         if spelled in _ARGS_SPELLINGS and not strict:  # models write either
@@ -238,7 +232,7 @@ def _json_native_call(analysis: TemplateAnalysis, function: Mapping[str, Any], s
             members[fmt.args_field] = _json_string_key(spelled) + args
     for id_field in (fmt.id_field, fmt.gen_id_field):
         if id_field:
-            members[id_field] = _json_string_key(key(id_field)) + p.literal('"') + p.tag(TOOL_ID, p.until('"')) + p.literal('"')
+            members[id_field] = _json_string_key(key(id_field)) + p.literal('"') + tags.tool_id(p.until('"')) + p.literal('"')
     order = [f for f in fmt.parameter_order if f in members] + [f for f in members if f not in fmt.parameter_order]
     parts: list[Parser] = []
     for i, field in enumerate(order):
@@ -254,7 +248,7 @@ def _json_native_call(analysis: TemplateAnalysis, function: Mapping[str, Any], s
 
 def _call_id_between(analysis: TemplateAnalysis, strict: bool) -> Parser:
     cid = analysis.tools.call_id
-    return p.optional(marker(cid.prefix, strict) + p.tag(TOOL_ID, p.until(strip_ws(cid.suffix) or "{")))
+    return p.optional(marker(cid.prefix, strict) + tags.tool_id(p.until(strip_ws(cid.suffix) or "{")))
 
 
 def _tag_call(analysis: TemplateAnalysis, function: Mapping[str, Any], strict: bool = False) -> Parser:
@@ -264,17 +258,17 @@ def _tag_call(analysis: TemplateAnalysis, function: Mapping[str, Any], strict: b
     parts: list[Parser] = []
     if cid.pos is CallIdPosition.PRE_FUNC_NAME and cid.suffix:
         lead = p.eps() if strip_ws(cid.prefix) in (strip_ws(fmt.per_call_start), strip_ws(fmt.section_start)) else marker(cid.prefix, strict)
-        parts.append(p.optional(lead + p.tag(TOOL_ID, p.until(strip_ws(cid.suffix))) + marker(cid.suffix, strict)))
-    parts.append(marker(fn.name_prefix, strict) + p.tag(TOOL_NAME, p.literal(name)))
+        parts.append(p.optional(lead + tags.tool_id(p.until(strip_ws(cid.suffix))) + marker(cid.suffix, strict)))
+    parts.append(marker(fn.name_prefix, strict) + tags.tool_name(p.literal(name)))
     if cid.pos is CallIdPosition.BETWEEN_FUNC_AND_ARGS and cid.prefix:
         parts.append(_call_id_between(analysis, strict))
     parts.append(marker(fn.name_suffix, strict))
     if fmt.mode is ToolFormat.TAG_WITH_JSON:
-        parts.append(p.tag(TOOL_ARGS, _args_schema_parser(function)))
+        parts.append(tags.tool_args(_args_schema_parser(function)))
     else:
         parts.append(_tagged_args(analysis, function, strict))
     if cid.pos is CallIdPosition.POST_ARGS and cid.prefix:
-        parts.append(p.optional(p.space() + marker(cid.prefix, strict) + p.tag(TOOL_ID, p.until(strip_ws(cid.suffix) or "\n")) + marker(cid.suffix, strict)))
+        parts.append(p.optional(p.space() + marker(cid.prefix, strict) + tags.tool_id(p.until(strip_ws(cid.suffix) or "\n")) + marker(cid.suffix, strict)))
     parts.append(p.space() + marker(fn.close, strict) if fn.close else p.space())
     return p.seq(*parts)
 
@@ -398,18 +392,18 @@ def _calls(analysis: TemplateAnalysis, request: ChatRequest, strict: bool = Fals
     if not strict and fmt.mode is ToolFormat.JSON_NATIVE and not (fmt.per_call_start or fmt.section_start):
         call = p.optional(p.literal(_PYTHON_TAG) + p.space()) + call
     if fmt.tools_array_wrapped:
-        more = p.zero_or_more(p.space() + p.literal(",") + p.space() + p.tag(TOOL, call)) if many else p.eps()
-        unit = p.literal("[") + p.space() + p.tag(TOOL, call) + more + p.space() + p.literal("]")
+        more = p.zero_or_more(p.space() + p.literal(",") + p.space() + tags.tool(call)) if many else p.eps()
+        unit = p.literal("[") + p.space() + tags.tool(call) + more + p.space() + p.literal("]")
     else:
-        unit = p.tag(TOOL, call)
+        unit = tags.tool(call)
     if fmt.per_call_start or fmt.per_call_end:
         opener, closer = marker(fmt.per_call_start, strict), p.literal(strip_ws(fmt.per_call_end))
         if fmt.tools_array_wrapped:  # each marker pair holds an array of calls
             one = opener + unit + p.space() + closer + p.space()
         else:  # the call includes its markers (a streamed call is shown once they open it)
-            one = p.tag(TOOL, opener + call + p.space() + closer) + p.space()
+            one = tags.tool(opener + call + p.space() + closer) + p.space()
             if not strict and bare_call_start(analysis):  # "<function=…>" without its "<tool_call>"
-                one = p.choice(one, p.tag(TOOL, call + p.space() + p.optional(closer)) + p.space())
+                one = p.choice(one, tags.tool(call + p.space() + p.optional(closer)) + p.space())
         calls = p.one_or_more(one) if many else one
     else:
         calls = p.one_or_more(unit + p.space()) if many and not fmt.tools_array_wrapped else unit + p.space()
@@ -480,7 +474,7 @@ def build_parser(
     if request.json_schema is not None:
         fence_open = p.optional(p.literal("```") + p.optional(p.literal("json")) + p.space())  # models often fence it
         fence_close = p.optional(p.literal("```") + p.space())
-        response = p.tag(CONTENT, p.schema(p.json_value(), "response-format", request.json_schema))
+        response = tags.content(p.schema(p.json_value(), "response-format", request.json_schema))
         body = reasoning + p.space() + fence_open + response + p.space() + fence_close + p.end()
     elif tools_on:
         if calls_builder is not None:
@@ -489,13 +483,13 @@ def build_parser(
             tool_calls = _calls(analysis, request, strict=for_grammar)
             trigger = trigger_marker(analysis)
             if analysis.tools.format.content_after_calls:  # the template writes the turn's text after its calls
-                tool_calls = tool_calls + p.optional(p.tag(CONTENT, p.rest()))
+                tool_calls = tool_calls + p.optional(tags.content(p.rest()))
         if trigger:
             bare = bare_call_start(analysis) if calls_builder is None and not for_grammar else ""
             after = p.eps()
             if not for_grammar and not analysis.tools.format.content_after_calls:
                 # text after the calls is content (but not another call: that one needs parallel_tool_calls)
-                after = p.optional(p.negate(p.space() + p.literal(trigger)) + p.tag(CONTENT, p.rest()))
+                after = p.optional(p.negate(p.space() + p.literal(trigger)) + tags.content(p.rest()))
             with_calls = _content_until(analysis, trigger, *([bare] if bare else [])) + tool_calls + after + p.end()
         else:
             with_calls = p.space() + tool_calls + p.end()

@@ -12,15 +12,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from analysis.messages import tags
 from analysis.messages.pyliteral import python_value
 from analysis.messages.tags import (
-    TOOL,
     TOOL_ARG,
     TOOL_ARG_JSON,
     TOOL_ARG_NAME,
     TOOL_ARG_PY,
     TOOL_ARG_STRING,
-    TOOL_NAME,
 )
 from analysis.parsers.builder import argument_set, repeated_calls, tool_functions
 from analysis.parsers.handlers.base import Handler, probe_call_render, with_tool_markers
@@ -58,12 +57,12 @@ def markup_handler(name: str, dialect: str, section: str) -> Handler:
         properties = params.get("properties") or {}
         names = sorted(properties, key=lambda n: -len(str(n)))
         text = p.literal('true">') + p.tag(TOOL_ARG_STRING, p.until(param_end))
-        head = p.literal(invoke) + p.tag(TOOL_NAME, p.literal(function["name"])) + p.literal('">') + p.space()
+        head = p.literal(invoke) + tags.tool_name(p.literal(function["name"])) + p.literal('">') + p.space()
         if not strict:  # any argument, in any order, each value text or JSON
             arg_name = p.choice(*(p.literal(str(n)) for n in names)) if names else p.chars('[^"]', 1, UNBOUNDED)
             typed = p.literal('false">') + p.space() + p.choice(p.tag(TOOL_ARG_JSON, p.json_value()), p.tag(TOOL_ARG_PY, python_value())) + p.space()
             arg = p.tag(TOOL_ARG, p.literal(param) + p.tag(TOOL_ARG_NAME, arg_name) + p.literal('" string="') + p.choice(text, typed) + p.literal(param_end))
-            return p.tag(TOOL, head + p.zero_or_more(arg + p.space()) + p.literal(invoke_end))
+            return tags.tool(head + p.zero_or_more(arg + p.space()) + p.literal(invoke_end))
 
         def argument(arg: str) -> Parser:  # string parameters as text, the others as JSON of their schema
             schema = properties[arg] if isinstance(properties[arg], Mapping) else {}

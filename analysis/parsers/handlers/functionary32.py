@@ -3,7 +3,7 @@ function name then its JSON arguments; several in a row (``>>>f\\n{..}>>>g\\n{..
 
 from __future__ import annotations
 
-from analysis.messages.tags import CONTENT, TOOL, TOOL_ARGS, TOOL_NAME
+from analysis.messages import tags
 from analysis.parsers.builder import (
     BuiltParser,
     boilerplate_and_reasoning_start,
@@ -38,10 +38,10 @@ def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: s
     if MARK in boilerplate:  # the recipient after the last >>> is the model's
         boilerplate = boilerplate[: boilerplate.rfind(MARK) + len(MARK)]
     functions = tool_functions(request) if request.has_tools else []
-    segments = [p.literal("all") + p.space() + p.tag(CONTENT, p.until(MARK))]
+    segments = [p.literal("all") + p.space() + tags.content(p.until(MARK))]
     for f in functions:
-        args = p.tag(TOOL_ARGS, p.schema(p.json_value(), f"{f['name']}-args", f.get("parameters") or {"type": "object"}))
-        segments.insert(0, p.tag(TOOL, p.tag(TOOL_NAME, p.literal(f["name"])) + p.literal("\n") + p.space() + args))
+        args = tags.tool_args(p.schema(p.json_value(), f"{f['name']}-args", f.get("parameters") or {"type": "object"}))
+        segments.insert(0, tags.tool(tags.tool_name(p.literal(f["name"])) + p.literal("\n") + p.space() + args))
     segment = p.choice(*segments)
     if request.parallel_tool_calls or not functions:
         body = segment + p.zero_or_more(p.space() + p.literal(MARK) + segment) + p.space() + p.end()

@@ -12,16 +12,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from analysis.messages import tags
 from analysis.messages.hooks import OutputHooks
 from analysis.messages.tags import (
-    CONTENT,
-    REASONING,
-    REASONING_BLOCK,
-    TOOL,
     TOOL_ARG,
     TOOL_ARG_GEMMA,
     TOOL_ARG_NAME,
-    TOOL_NAME,
 )
 from analysis.parsers.builder import (
     BuiltParser,
@@ -126,9 +122,7 @@ def _call(function: dict[str, Any], value: Parser, lenient: bool = False) -> Par
     name_choice = p.choice(*(p.literal(str(n)) for n in names)) if names else p.chars("[A-Za-z0-9_]", 1, UNBOUNDED)
     arg = p.tag(TOOL_ARG, p.tag(TOOL_ARG_NAME, name_choice) + p.space() + p.literal(":") + p.space() + p.tag(TOOL_ARG_GEMMA, value))
     args = p.optional(arg + p.zero_or_more(p.space() + p.literal(",") + p.space() + arg))
-    return p.tag(
-        TOOL,
-        p.literal(CALL_START + "call:") + p.tag(TOOL_NAME, p.literal(function["name"])) + p.literal("{") + p.space() + args + p.space() + p.literal("}")
+    return tags.tool(p.literal(CALL_START + "call:") + tags.tool_name(p.literal(function["name"])) + p.literal("{") + p.space() + args + p.space() + p.literal("}")
         + (p.optional(p.literal(CALL_END)) if lenient else p.literal(CALL_END)),
     )
 
@@ -139,7 +133,7 @@ def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: s
     boilerplate, _ = boilerplate_and_reasoning_start(generation_prompt, continued_text, analysis, prefill)
     channel = p.literal(CHANNEL_OPEN) + p.optional(p.literal(CHANNEL_OPEN)) + p.literal("thought")  # bounded: no rescans
     # a thought cut off before its close (max_tokens) is reasoning too
-    thought = p.tag(REASONING_BLOCK, channel + p.space() + p.tag(REASONING, p.until(CHANNEL_CLOSE)) + p.optional(p.literal(CHANNEL_CLOSE)) + p.space())
+    thought = tags.reasoning_block(channel + p.space() + tags.reasoning(p.until(CHANNEL_CLOSE)) + p.optional(p.literal(CHANNEL_CLOSE)) + p.space())
     functions = tool_functions(request) if request.has_tools else []
     value = gemma_value()
     call = p.choice(*(_call(dict(f), value, lenient=True) for f in functions)) if functions else None
@@ -148,12 +142,12 @@ def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: s
     plain: list[Parser] = []  # text: everything but a call marker
     if extracts:
         plain += [thought, p.literal(CHANNEL_CLOSE), p.literal(CHANNEL_OPEN)]
-    plain.append(p.tag(CONTENT, p.until(*stops) if stops else p.rest()))
+    plain.append(tags.content(p.until(*stops) if stops else p.rest()))
     reasoning = p.optional(thought) if extracts else p.eps()
     if call is None:
         body = reasoning + p.zero_or_more(p.choice(*plain)) + p.end()
     else:
-        prose = p.tag(CONTENT, p.literal(CALL_START))  # a call marker not followed by a call
+        prose = tags.content(p.literal(CALL_START))  # a call marker not followed by a call
         if request.parallel_tool_calls:  # calls and text in any order
             body = reasoning + p.zero_or_more(p.choice(call + p.space(), *plain, prose)) + p.end()
         else:  # at most one call, with text before and after it; a second call fails

@@ -13,15 +13,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from analysis.messages.tags import (
-    CONTENT,
-    REASONING,
-    REASONING_BLOCK,
-    TOOL,
-    TOOL_ARGS,
-    TOOL_ID,
-    TOOL_NAME,
-)
+from analysis.messages import tags
 from analysis.parsers.builder import (
     BuiltParser,
     boilerplate_and_reasoning_start,
@@ -70,12 +62,10 @@ def refine(analysis: TemplateAnalysis, source: str) -> TemplateAnalysis:
 
 
 def _call(function: Mapping[str, Any]) -> Parser:
-    call_id = p.tag(TOOL_ID, p.literal("functions.") + p.tag(TOOL_NAME, p.literal(function["name"])) + p.literal(":") + p.chars("[0-9]", 1, UNBOUNDED))
-    args = p.tag(TOOL_ARGS, p.schema(p.json_value(), f"{function['name']}-args", function.get("parameters") or {"type": "object"}))
+    call_id = tags.tool_id(p.literal("functions.") + tags.tool_name(p.literal(function["name"])) + p.literal(":") + p.chars("[0-9]", 1, UNBOUNDED))
+    args = tags.tool_args(p.schema(p.json_value(), f"{function['name']}-args", function.get("parameters") or {"type": "object"}))
     # whitespace models write around the markers (" <|tool_call_argument_begin|>") is read too
-    return p.tag(
-        TOOL,
-        p.literal(CALL_START) + p.space() + call_id + p.space() + p.literal(ARGS_START) + p.space() + args + p.space() + p.optional(p.literal(CALL_END)),
+    return tags.tool(p.literal(CALL_START) + p.space() + call_id + p.space() + p.literal(ARGS_START) + p.space() + args + p.space() + p.optional(p.literal(CALL_END)),
     )
 
 
@@ -87,14 +77,14 @@ def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: s
     reasoning = p.eps()
     if extracts:
         start, end = strip_ws(analysis.reasoning.start), strip_ws(analysis.reasoning.end)
-        reasoning = p.optional(p.tag(REASONING_BLOCK, p.literal(start) + p.space() + p.tag(REASONING, p.until(end, *starts)) + p.optional(p.literal(end)) + p.space()))
+        reasoning = p.optional(tags.reasoning_block(p.literal(start) + p.space() + tags.reasoning(p.until(end, *starts)) + p.optional(p.literal(end)) + p.space()))
     if not functions:
-        body = reasoning + p.tag(CONTENT, p.rest()) + p.end()
+        body = reasoning + tags.content(p.rest()) + p.end()
         return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, None, "", extracts)
     call = p.choice(*(_call(f) for f in functions))
     calls = p.optional(p.literal(SECTION_START)) + repeated_calls(call + p.space(), request) + p.optional(p.literal(SECTION_END)) + p.space()
-    with_calls = p.tag(CONTENT, p.until(*starts)) + calls + p.end()
-    body = reasoning + (with_calls if request.tool_choice is ToolChoice.REQUIRED else p.choice(with_calls, p.tag(CONTENT, p.rest()) + p.end()))
+    with_calls = tags.content(p.until(*starts)) + calls + p.end()
+    body = reasoning + (with_calls if request.tool_choice is ToolChoice.REQUIRED else p.choice(with_calls, tags.content(p.rest()) + p.end()))
     # the grammar switches on at a call (models also write calls without the section marker)
     return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, calls, CALL_START, extracts, p.literal(boilerplate) + reasoning + with_calls)
 

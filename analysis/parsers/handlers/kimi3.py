@@ -18,17 +18,12 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from analysis.messages import tags
 from analysis.messages.tags import (
-    CONTENT,
-    REASONING,
-    REASONING_BLOCK,
-    TOOL,
     TOOL_ARG,
     TOOL_ARG_JSON,
     TOOL_ARG_NAME,
     TOOL_ARG_RAW,
-    TOOL_ARGS,
-    TOOL_NAME,
 )
 from analysis.parsers.builder import (
     BuiltParser,
@@ -101,9 +96,9 @@ def _call(function: Mapping[str, Any]) -> Parser:
     string_value = p.literal('string"' + SEP) + p.tag(TOOL_ARG_RAW, p.until(ARG_CLOSE))
     other_value = p.chars("[a-z]", 1, UNBOUNDED) + p.literal('"' + SEP) + p.space() + p.tag(TOOL_ARG_JSON, p.json_value()) + p.space()
     argument = p.tag(TOOL_ARG, p.literal(ARG_OPEN) + p.tag(TOOL_ARG_NAME, key) + p.literal('" type="') + p.choice(string_value, other_value) + p.literal(ARG_CLOSE))
-    json_block = p.literal(JSON_OPEN) + p.space() + p.tag(TOOL_ARGS, p.schema(p.json_value(), f"{function['name']}-args", parameters or {"type": "object"})) + p.space() + p.literal(JSON_CLOSE)
-    head = p.literal(CALL_OPEN) + p.tag(TOOL_NAME, p.literal(_attribute(function["name"]))) + p.literal('" index="') + p.chars("[0-9]", 1, UNBOUNDED) + p.literal('"' + SEP)
-    return p.tag(TOOL, head + p.choice(json_block, p.zero_or_more(argument)) + p.literal(CALL_CLOSE))
+    json_block = p.literal(JSON_OPEN) + p.space() + tags.tool_args(p.schema(p.json_value(), f"{function['name']}-args", parameters or {"type": "object"})) + p.space() + p.literal(JSON_CLOSE)
+    head = p.literal(CALL_OPEN) + tags.tool_name(p.literal(_attribute(function["name"]))) + p.literal('" index="') + p.chars("[0-9]", 1, UNBOUNDED) + p.literal('"' + SEP)
+    return tags.tool(head + p.choice(json_block, p.zero_or_more(argument)) + p.literal(CALL_CLOSE))
 
 
 def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: str, continued_text: str, prefill: PrefillOutcome) -> BuiltParser:
@@ -114,11 +109,11 @@ def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: s
     turn_end = p.optional(p.literal(MESSAGE_CLOSE)) + p.optional(p.literal(END_OF_MESSAGE)) + p.space()
     stops = (TOOLS_OPEN, MESSAGE_CLOSE, END_OF_MESSAGE) if functions else (MESSAGE_CLOSE, END_OF_MESSAGE)
     if extracts:
-        think = p.literal(THINK_OPEN) + p.tag(REASONING, p.until(THINK_CLOSE, RESPONSE_OPEN, *stops)) + p.optional(p.literal(THINK_CLOSE))
-        response = p.optional(p.literal(RESPONSE_OPEN)) + p.tag(CONTENT, p.until(RESPONSE_CLOSE, *stops)) + p.optional(p.literal(RESPONSE_CLOSE))
-        head = p.optional(p.tag(REASONING_BLOCK, think)) + response
+        think = p.literal(THINK_OPEN) + tags.reasoning(p.until(THINK_CLOSE, RESPONSE_OPEN, *stops)) + p.optional(p.literal(THINK_CLOSE))
+        response = p.optional(p.literal(RESPONSE_OPEN)) + tags.content(p.until(RESPONSE_CLOSE, *stops)) + p.optional(p.literal(RESPONSE_CLOSE))
+        head = p.optional(tags.reasoning_block(think)) + response
     else:  # reasoning stays in content, verbatim (markup included)
-        head = p.tag(CONTENT, p.until(*stops))
+        head = tags.content(p.until(*stops))
     if not functions:
         body = head + turn_end + p.end()
         return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, None, "", extracts)

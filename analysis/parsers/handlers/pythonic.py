@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from analysis.messages import tags
 from analysis.messages.pyliteral import python_value
-from analysis.messages.tags import TOOL, TOOL_ARG, TOOL_ARG_NAME, TOOL_ARG_PY, TOOL_NAME
+from analysis.messages.tags import TOOL_ARG, TOOL_ARG_NAME, TOOL_ARG_PY
 from analysis.parsers.builder import argument_set, tool_functions
 from analysis.parsers.handlers.base import Handler, probe_call_render, with_tool_markers
 from analysis.parsers.request import ChatRequest
@@ -68,7 +69,7 @@ def _call(function: Mapping[str, Any], value: Parser, strict: bool = False) -> P
     name_choice = p.choice(*(p.literal(str(n)) for n in names)) if names else p.chars("[A-Za-z0-9_]", 1, UNBOUNDED)
     arg = p.tag(TOOL_ARG, p.tag(TOOL_ARG_NAME, name_choice) + p.space() + p.literal("=") + p.space() + p.tag(TOOL_ARG_PY, value))
     args = p.optional(arg + p.zero_or_more(p.space() + p.literal(",") + p.space() + arg) + p.space())
-    return p.tag(TOOL, p.tag(TOOL_NAME, p.literal(function["name"])) + p.literal("(") + p.space() + args + p.literal(")"))
+    return tags.tool(tags.tool_name(p.literal(function["name"])) + p.literal("(") + p.space() + args + p.literal(")"))
 
 
 def calls(analysis: TemplateAnalysis, request: ChatRequest, strict: bool = False) -> tuple[Parser, str]:
