@@ -27,7 +27,6 @@ import functools
 import hashlib
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 ENV_DIR = "AUTOPARSER_CACHE_DIR"
@@ -115,6 +114,8 @@ def store(kind: str, key: str, data: bytes, folder: Path | Default | None = DEFA
     path = _path(kind, key, folder)
     if path is None:
         return
+    import tempfile  # (here: the CLI's help reads the cache and must start fast)
+
     try:
         root = path.parent.parent
         root.mkdir(parents=True, exist_ok=True, mode=0o700)

@@ -154,3 +154,56 @@ def test_parse_never_sends_control_characters_to_the_terminal(tmp_path: Path) ->
     assert "\\x1b[31mred" in result.stdout
     as_json = run_cli("parse", "--template", "templates/demo.jinja", str(out), "--json")
     assert json.loads(as_json.stdout)["content"] == out.read_bytes().decode()  # JSON keeps the text exactly
+
+
+def test_help_comes_from_the_cache_after_the_first_time(tmp_path, monkeypatch, capsys) -> None:
+    """``autoparser --help`` answers without importing Typer once it has been
+    written: the same text, kept under a key with the help's width."""
+    import os
+    import subprocess
+    import sys
+
+    from autoparser_cli import launch
+
+    def typer_help(columns: str, *command: str) -> str:  # what Typer itself writes, in a process of its own
+        env = dict(os.environ, COLUMNS=columns, AUTOPARSER_NO_CACHE="1")
+        code = f"import sys; sys.argv = ['autoparser', *{list(command)!r}, '--help']; from autoparser_cli.main import app; app()"
+        return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True).stdout
+
+    monkeypatch.setenv("AUTOPARSER_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("COLUMNS", "80")
+    expected = typer_help("80")
+    assert expected.startswith("Usage: autoparser")
+    for args in (["--help"], ["-h"], ["--help"]):
+        monkeypatch.setattr(sys, "argv", ["autoparser", *args])
+        launch.main()
+        assert capsys.readouterr().out == expected
+    assert len(list((tmp_path / "help").iterdir())) == 1
+    monkeypatch.setenv("COLUMNS", "60")  # narrower: another text, another entry
+    launch.main()
+    assert capsys.readouterr().out == typer_help("60")
+    assert len(list((tmp_path / "help").iterdir())) == 2
+    for args in (["parse", "--help"], ["parse", "-h"]):  # a command's help too
+        monkeypatch.setattr(sys, "argv", ["autoparser", *args])
+        launch.main()
+        assert capsys.readouterr().out == typer_help("60", "parse")
+    assert len(list((tmp_path / "help").iterdir())) == 3
+    monkeypatch.setattr(sys, "argv", ["autoparser", "--help"])
+    monkeypatch.setenv("AUTOPARSER_NO_CACHE", "1")
+    monkeypatch.setenv("COLUMNS", "70")
+    launch.main()
+    assert capsys.readouterr().out.startswith("Usage: autoparser")
+    assert len(list((tmp_path / "help").iterdir())) == 3
+
+
+def test_version_and_help_do_not_import_typer(tmp_path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, AUTOPARSER_CACHE_DIR=str(tmp_path))
+    probe = "import sys; from autoparser_cli import launch; sys.argv = ['autoparser', {!r}]; launch.main(); print('typer' in sys.modules)"
+    subprocess.run([sys.executable, "-c", probe.format("--help")], env=env, capture_output=True, check=True)  # written once
+    for arg in ("--version", "--help"):
+        out = subprocess.run([sys.executable, "-c", probe.format(arg)], env=env, capture_output=True, text=True, check=True).stdout
+        assert out.splitlines()[-1] == "False", arg
