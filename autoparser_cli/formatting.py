@@ -346,10 +346,11 @@ def _joined(markers: tuple[str, ...] | list[str]) -> Text:
     return out if markers else Text("—", style="dim")
 
 
-def _pair(start: str, end: str) -> Text:
+def _pair(start: str, end: str, gap: str = " ") -> Text:
+    """``start … end`` after ``gap`` (nothing when both are empty)."""
     out = Text()
     if start or end:
-        out.append(" ").append_text(visible(start)).append(" … ").append_text(visible(end))
+        out.append(gap).append_text(visible(start)).append(" … ").append_text(visible(end))
     return out
 
 
@@ -444,9 +445,7 @@ def check_table(checks: list[TemplateCheck], drifted: set[str] | frozenset[str] 
         if a is None:
             table.add_row(Text(terminal_safe(check.name)), "", "", "", "", Text(terminal_safe(check.summary), style="red"))
             continue
-        reasoning = Text(a.reasoning.mode.value)
-        if a.reasoning.mode.value != "NONE":
-            reasoning.append("  ").append_text(visible(a.reasoning.start)).append(" … ").append_text(visible(a.reasoning.end))
+        reasoning = Text(a.reasoning.mode.value).append_text(_pair(a.reasoning.start, a.reasoning.end, "  "))
         content = Text(a.content.mode.value)
         if a.content.start:
             content.append("  ").append_text(visible(a.content.start))
