@@ -103,6 +103,15 @@ def test_a_call_inside_an_unclosed_think_block_is_a_call() -> None:
     assert generated.parse(output[:40], partial=True).message.reasoning_content == "I will call"
 
 
+def test_a_call_cut_off_inside_an_unclosed_think_block_stays_reasoning() -> None:
+    """The stream held the reasoning from the call marker on; the output ends
+    there, so nothing held is dropped: it is reasoning (never a call invented)."""
+    for output in ("<think>I will call\n<tool_call>\n{\"name\": \"get_wea", "<think>Hi there <tool_call>\x07broken"):
+        read = _read("Qwen-Qwen3-0.6B.jinja", output)
+        assert read["reasoning_content"] == output[len("<think>") :].strip(), read
+        assert not read.get("tool_calls") and not read["ok"]
+
+
 def test_a_call_marker_in_reasoning_that_closes_stays_reasoning() -> None:
     output = "<think>I could write <tool_call> here.</think>\nNo call needed."
     assert _read("Qwen-Qwen3-0.6B.jinja", output) == {

@@ -131,7 +131,7 @@ class Generated:
             # partial parse reads one more call), it was cut short, as the stream showed
             prefix = self.parse_text(output, partial=True)
             if prefix.status is Status.NEED_MORE:
-                cut_message = self.hold_open_reasoning(prefix, map_result(prefix, self.keeps_reasoning_in_content, self.hooks))[0]
+                cut_message = map_result(prefix, self.keeps_reasoning_in_content, self.hooks)
                 if len(cut_message.tool_calls) > len(message.tool_calls):
                     warning = "the output ends inside a tool call (cut off at max_tokens?)"
                     return ParseOutcome(cut_message, False, warning, need_more=True)
@@ -188,7 +188,9 @@ class Generated:
         result = self.parse_text(output, partial=True)  # what streaming showed
         if result.status is Status.FAILURE:
             return None
-        message = self.hold_open_reasoning(result, map_result(result, self.keeps_reasoning_in_content, self.hooks))[0]
+        # (nothing more comes: reasoning a stream held back while its block was
+        # open, a call marker in it included, is reasoning now, not dropped)
+        message = map_result(result, self.keeps_reasoning_in_content, self.hooks)
         warning = "the output ends before it is complete (cut off at max_tokens?): " + self.failure_message(failed)
         return ParseOutcome(message, False, warning, need_more=True)
 
