@@ -133,8 +133,9 @@ def test_a_call_cut_off_is_kept_as_written_and_reported() -> None:
     outcome = generated.parse(output)
     assert not outcome.ok and outcome.need_more and "cut off at max_tokens" in outcome.warning
     assert _read("Qwen3-Coder.jinja", output) == {"content": "", "tool_calls": [{"function": {"name": "get_weather", "arguments": '{"city": "Par'}}], "ok": False}
-    # mid-header: no call yet, nothing invented
-    assert _read("Qwen3-Coder.jinja", "<tool_call>\n<function=get_wea") == {"content": "", "ok": False}
+    # mid-header: no call invented from a name cut short; its text stays, as content
+    assert _read("Qwen3-Coder.jinja", "<tool_call>\n<function=get_wea") == {"content": "<tool_call>\n<function=get_wea", "ok": False}
+    assert _read("Qwen3-Coder.jinja", "Sure.\n<tool_call>\n<function=get_wea") == {"content": "Sure.\n<tool_call>\n<function=get_wea", "ok": False}
 
 
 def test_a_second_parallel_call_cut_off_keeps_the_first() -> None:

@@ -19,7 +19,7 @@ from typing import Any
 from analysis import disk_cache
 from analysis.messages.hooks import GENERIC, OutputHooks
 from analysis.messages.mapper import Message, map_result
-from analysis.messages.tags import REASONING, REASONING_BLOCK
+from analysis.messages.tags import REASONING, REASONING_BLOCK, TOOL, TOOL_NAME
 from analysis.parsers.builder import BuiltParser, build_parser
 from analysis.parsers.handlers import handler_named
 from analysis.parsers.prompting import Prompt, build_prompt
@@ -28,6 +28,7 @@ from analysis.phases.reasoning import prefill_outcome
 from analysis.phases.result import PrefillOutcome, TemplateAnalysis
 from analysis.probing.caps import Capabilities
 from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate
+from peg.combinators import Literal, Until
 from peg.engine import ParseResult, Status, held_back, parse
 from peg.errors import GrammarError
 from peg.gbnf_out import to_gbnf
@@ -191,6 +192,9 @@ class Generated:
         # (nothing more comes: reasoning a stream held back while its block was
         # open, a call marker in it included, is reasoning now, not dropped)
         message = map_result(result, self.keeps_reasoning_in_content, self.hooks)
+        # and the text of a call not shown yet (its name cut short) stays, as written
+        prompt = len(self.generation_prompt)
+        message = with_rest(message, output[unshown_from(result, self.hooks, prompt) - prompt :])
         warning = "the output ends before it is complete (cut off at max_tokens?): " + self.failure_message(failed)
         return ParseOutcome(message, False, warning, need_more=True)
 
@@ -298,6 +302,40 @@ class AutoParser:
             handler.output if handler is not None else GENERIC,
             strict,
         )
+
+
+_WS = " \t\r\n"
+
+
+def with_rest(message: Message, rest: str) -> Message:
+    """``message`` with ``rest`` of the output, as written, after its content."""
+    if not rest:
+        return message
+    return replace(message, content=message.content + rest if message.content else rest.lstrip(_WS))
+
+
+def unshown_from(result: ParseResult, hooks: OutputHooks, floor: int) -> int:
+    """Where the text that ``result``'s message does not show begins (not before
+    ``floor``, the end of the generation prompt): a call still being named
+    (shown once its name is complete) with the markers before it since the last
+    capture (a section's opening), a marker cut short at the very end (or text
+    held back as the possible start of one), or the whitespace the message
+    trims at the end."""
+    end = len(result.text)
+    if result.frontier is not None and isinstance(result.frontier[0], Literal):
+        end = min(end, result.frontier[1])
+    elif result.frontier is not None and isinstance(result.frontier[0], Until):
+        # the end of the text, held back as the possible start of a delimiter
+        end -= held_back(result.text[result.frontier[1] :], result.frontier[0].delimiters)
+    unshown = [n for n in result.find(TOOL) if not n.complete and not (n.find(TOOL_NAME) and n.find(TOOL_NAME)[0].complete)]
+    for name in hooks.message_tags:
+        unshown += [n for n in result.find(name) if not n.complete and hooks.route(n, False).text is None]
+    for node in unshown:
+        before = [other.end for other in result.tree if other.end <= node.start]
+        end = min(end, max([floor, *before]))
+    while end > floor and result.text[end - 1] in _WS:
+        end -= 1
+    return max(end, floor)
 
 
 #: analyses kept by :func:`cached_analysis` (the least recently used goes first)

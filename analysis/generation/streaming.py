@@ -18,7 +18,7 @@ from json.encoder import (
     encode_basestring as _encode_string,  # json.dumps(s, ensure_ascii=False) of a str
 )
 
-from analysis.generation.generate import Generated, ParseOutcome
+from analysis.generation.generate import Generated, ParseOutcome, unshown_from, with_rest
 from analysis.messages.hooks import DROP, OutputHooks
 from analysis.messages.mapper import (
     Delta,
@@ -44,7 +44,7 @@ from analysis.messages.tags import (
     TOOL_ARGS,
     TOOL_NAME,
 )
-from peg.combinators import Json, Literal, Rest, Until
+from peg.combinators import Json, Rest, Until
 from peg.engine import ParseResult, Status, TagNode, held_back, parse
 from peg.json_stream import IncrementalJson, JsonProgress
 
@@ -64,33 +64,6 @@ _PRODUCTIVE_RUN = 256
 #: values whose only ``until`` is the inside of a string: a chunk there appends
 #: its JSON escape (and so do the value captures of a format's own hooks)
 _STRING_VALUES = (TOOL_ARG_PY, TOOL_ARG_RAW)
-
-
-def _with_rest(message: Message, rest: str) -> Message:
-    """``message`` with ``rest`` of the output, as written, after its content."""
-    if not rest:
-        return message
-    return replace(message, content=message.content + rest if message.content else rest.lstrip(_WS))
-
-
-def _unshown_from(result: ParseResult, hooks: OutputHooks) -> int:
-    """Where the text that ``result``'s message does not show begins: a call
-    still being named (shown once its name is complete), a marker cut short
-    at the very end, or the whitespace the message trims at the end."""
-    end = len(result.text)
-    if result.frontier is not None and isinstance(result.frontier[0], Literal):
-        end = min(end, result.frontier[1])
-    for node in result.find(TOOL):
-        names = node.find(TOOL_NAME)
-        if not node.complete and not (names and names[0].complete):
-            end = min(end, node.start)
-    for name in hooks.message_tags:
-        for node in result.find(name):
-            if not node.complete and hooks.route(node, False).text is None:
-                end = min(end, node.start)
-    while end > 0 and result.text[end - 1] in _WS:
-        end -= 1
-    return end
 
 
 def _frontier_tag(
@@ -401,8 +374,8 @@ class StreamParser:
                 message_deltas(shown, read)
             except NotAnExtension:
                 continue
-            return _with_rest(read, output[max(_unshown_from(result, generated.hooks) - prompt, 0) :])
-        return _with_rest(shown, output[max(self._shown_length - prompt, 0) :])
+            return with_rest(read, output[unshown_from(result, generated.hooks, prompt) - prompt :])
+        return with_rest(shown, output[max(self._shown_length - prompt, 0) :])
 
     def message(self) -> Message:
         """The message streamed so far."""
