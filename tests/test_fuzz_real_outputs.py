@@ -13,6 +13,7 @@ content).  Counts are printed.
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 from typing import Any
@@ -105,3 +106,74 @@ def test_streams_never_contradict_the_final_message(seed: int) -> None:
     # text reads one way while written and another once complete), the stream
     # ends with what it showed and the rest of the output as content.
     assert contradicted == 0 and spliced_contradicted == 0
+
+
+# -- every zoo template with tools: its own rendering of a call ----------------------------
+
+ARGUMENTS = {"city": "Paris", "unit": "celsius", "days": 3}
+
+
+@functools.cache
+def _zoo_renders() -> list[tuple[str, Any, str]]:
+    """(template, generated, output) for every zoo template whose analysis finds
+    tool calls: the template's own rendering of a call, cut where it parses back
+    (with a line of text before it when the template renders that too)."""
+    from analysis.checks.round_trip import TYPED_TOOL, USER, _rendered_calls, cut_ends
+    from analysis.generation.generate import AutoParser
+    from analysis.phases.result import ToolFormat
+    from analysis.template.loading import load_template
+    from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate
+    from peg.errors import AutoparserError
+    from tests.conftest import zoo_templates
+
+    out = []
+    for path in zoo_templates():
+        try:
+            parser = AutoParser(ChatTemplate(load_template(path), clock=FROZEN_CLOCK))
+        except AutoparserError:
+            continue
+        if parser.analysis.tools is None or parser.analysis.tools.format.mode is ToolFormat.NONE:
+            continue
+        generated = parser.generate(ChatRequest.from_json({"messages": [USER], "tools": [TYPED_TOOL]}))
+        rendered = _rendered_calls(parser.template, generated, TYPED_TOOL, [ARGUMENTS], "call_{i:04d}")
+        if not rendered:
+            continue  # the template does not write this call
+        text = next((rendered[:end] for end in cut_ends(rendered) if (o := generated.parse(rendered[:end])).ok and o.message.tool_calls), None)
+        if text:
+            out.append((path.name, generated, text))
+    return out
+
+
+@needs_shared
+def test_every_zoo_template_with_tools_keeps_the_text_of_its_own_calls_cut_anywhere() -> None:
+    renders = _zoo_renders()
+    assert len(renders) >= 45, len(renders)
+    finals = 0
+    for name, generated, output in renders:
+        for end in range(len(output) + 1):
+            text = output[:end]
+            outcome = generated.parse(text)
+            finals += 1
+            if not outcome.ok and not outcome.need_more:
+                assert outcome.message == Message(content=text), (name, end)
+            elif not outcome.ok:
+                message_deltas(generated.parse(text, partial=True).message, outcome.message)  # raises if not
+    print(f"\n{len(renders)} zoo templates' own calls, {finals} final parses of their truncations")
+
+
+@needs_shared
+@pytest.mark.parametrize("seed", [1, 2])
+def test_streams_of_every_zoo_templates_calls_never_contradict(seed: int) -> None:
+    rng = random.Random(seed)
+    streams = kept = 0
+    for name, generated, output in _zoo_renders():
+        markers = _markers(generated)
+        for _ in range(4):
+            at = rng.randint(0, len(output))
+            run = "".join(rng.choice(markers)[: rng.randint(1, 12)] for _ in range(rng.randint(1, 6))) if markers else ""
+            for text in (output, output[: rng.randint(0, len(output))], output[:at] + run + output[at:]):
+                deltas, outcome, _ = stream_output(generated, text, rng.randint(1, 7))
+                streams += 1
+                kept += not outcome.ok and not outcome.need_more
+                assert accumulate(deltas) == outcome.message, (name, text)
+    print(f"\n{streams} streams of zoo templates' own calls: 0 contradicted ({kept} kept what they showed)")
