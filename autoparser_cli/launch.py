@@ -71,8 +71,10 @@ def _help_key(command: list[str]) -> str:
     parts = [*command, __version__, sys.version, str(min(_columns(), 80))]  # click wraps help at 80 columns at most
     here = os.path.dirname(os.path.abspath(__file__))
     spec = importlib.util.find_spec("typer")
-    for path in sorted(os.listdir(here)) + [spec.origin if spec and spec.origin else "typer"]:
-        full = os.path.join(here, path)
+    sources = [os.path.join(here, name) for name in sorted(os.listdir(here))]
+    sources.append(os.path.join(os.path.dirname(here), "analysis", "fixtures.py"))  # (render's --scenario names)
+    for full in [*sources, spec.origin if spec and spec.origin else "typer"]:
+        path = os.path.basename(full)
         if full.endswith(".py") and os.path.isfile(full):
             stat = os.stat(full)
             parts.append(f"{path}:{stat.st_size}:{stat.st_mtime_ns}")
