@@ -25,7 +25,7 @@ from analysis.errors import InputError
 from analysis.generation.generate import AutoParser, Generated, auto_parser
 from analysis.generation.grammar_check import check_output
 from analysis.generation.streaming import StreamParser
-from analysis.messages.mapper import Message, NotAnExtension, accumulate, message_deltas
+from analysis.messages.mapper import Delta, Message, NotAnExtension, accumulate, message_deltas
 from analysis.parsers.request import ChatRequest
 from analysis.template.loading import load_template
 from analysis.userio import loads, read_text
@@ -126,38 +126,44 @@ def check_parse(generated: Generated, case: dict[str, Any]) -> str:
     return readable_diff(expected, got) + note
 
 
-def check_prefixes(generated: Generated, output: str) -> str:
+def check_prefixes(generated: Generated, output: str) -> tuple[str, StreamParser, list[Delta]]:
     """Every prefix parses (partial) without failing, grows the message, and the
-    streaming parser fed one character at a time shows the same message."""
+    streaming parser fed one character at a time shows the same message: the
+    problem ("" for none), and that stream with its deltas (to be finished)."""
     stream = StreamParser(generated)
+    deltas: list[Delta] = []
     previous = Message()
     for i in range(1, len(output) + 1):
         outcome = generated.parse(output[:i], partial=True)
         if not outcome.ok:
-            return f"the prefix of {i} characters fails: {outcome.warning}"
+            return f"the prefix of {i} characters fails: {outcome.warning}", stream, deltas
         try:
             message_deltas(previous, outcome.message)
         except NotAnExtension as exc:
-            return f"the prefix of {i} characters shrinks the message: {exc}"
+            return f"the prefix of {i} characters shrinks the message: {exc}", stream, deltas
         previous = outcome.message
-        stream.feed(output[i - 1])
+        deltas.extend(stream.feed(output[i - 1]))
         if stream.message() != outcome.message:
-            return f"the prefix of {i} characters: streamed {stream.message()} but parsed {outcome.message}"
-    return ""
+            problem = f"the prefix of {i} characters: streamed {stream.message()} but parsed {outcome.message}"
+            return problem, stream, deltas
+    return "", stream, deltas
 
 
 def check_stream(generated: Generated, case: dict[str, Any]) -> str:
-    """"" when every prefix behaves and chunked streams add up to the final message."""
+    """"" when every prefix behaves and streams in chunks of 1, 3 and 7
+    characters add up to the final message."""
     output = case["output"]
-    problem = check_prefixes(generated, output)
+    problem, one_by_one, deltas_of_one = check_prefixes(generated, output)
     if problem:
         return problem
     final = generated.parse(output, partial=case["partial"]).message
     for size in (1, 3, 7):
-        stream = StreamParser(generated)
-        deltas = []
-        for i in range(0, len(output), size):
-            deltas.extend(stream.feed(output[i : i + size]))
+        if size == 1:  # the prefix check fed it already
+            stream, deltas = one_by_one, deltas_of_one
+        else:
+            stream, deltas = StreamParser(generated), []
+            for i in range(0, len(output), size):
+                deltas.extend(stream.feed(output[i : i + size]))
         if not case["partial"]:
             deltas.extend(stream.finish()[0])
         if stream.warning:
