@@ -84,22 +84,14 @@ def entry_key(kind: str, *inputs: str) -> str:
     return digest.hexdigest()
 
 
-def _path(kind: str, key: str, folder: Path | Default | None) -> Path | None:
-    where = cache_dir() if isinstance(folder, Default) else folder
-    return None if where is None else where / kind / key
+def _path(kind: str, key: str, folder: Path | None) -> Path | None:
+    return None if folder is None else folder / kind / key
 
 
-class Default:
-    """The ``folder`` argument's default: :func:`cache_dir` at the call."""
-
-
-DEFAULT = Default()
-
-
-def load(kind: str, key: str, folder: Path | Default | None = DEFAULT) -> bytes | None:
+def load(kind: str, key: str, folder: Path | None) -> bytes | None:
     """The entry's bytes, or None (a miss, the cache off, or unreadable).
-    ``folder`` is the cache folder (None: off) when the caller decided it,
-    as the render worker does with what its parent sent."""
+    ``folder`` is the cache folder, None when the cache is off: what
+    :func:`cache_dir` says, or what the render worker's parent sent."""
     path = _path(kind, key, folder)
     if path is None:
         return None
@@ -109,7 +101,7 @@ def load(kind: str, key: str, folder: Path | Default | None = DEFAULT) -> bytes 
         return None
 
 
-def store(kind: str, key: str, data: bytes, folder: Path | Default | None = DEFAULT) -> None:
+def store(kind: str, key: str, data: bytes, folder: Path | None) -> None:
     """Write an entry atomically; a cache that cannot be written is skipped."""
     path = _path(kind, key, folder)
     if path is None:
@@ -135,7 +127,7 @@ def store(kind: str, key: str, data: bytes, folder: Path | Default | None = DEFA
         prune(path.parent, MAX_ENTRIES)
 
 
-def forget(kind: str, key: str, folder: Path | Default | None = DEFAULT) -> None:
+def forget(kind: str, key: str, folder: Path | None) -> None:
     """Remove an entry that turned out unreadable (another run may rewrite it)."""
     path = _path(kind, key, folder)
     if path is not None:

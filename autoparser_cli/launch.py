@@ -39,8 +39,8 @@ def main() -> None:
 def _help(args: list[str]) -> None:
     from analysis import disk_cache
 
-    key = _help_key(args[:-1])
-    text = disk_cache.load("help", key)
+    key, folder = _help_key(args[:-1]), disk_cache.cache_dir()
+    text = disk_cache.load("help", key, folder)
     if text is not None:
         sys.stdout.write(text.decode("utf-8"))
         return
@@ -58,7 +58,7 @@ def _help(args: list[str]) -> None:
         return
     sys.stdout.write(written.getvalue())
     if not code:
-        disk_cache.store("help", key, written.getvalue().encode("utf-8"))
+        disk_cache.store("help", key, written.getvalue().encode("utf-8"), folder)
 
 
 def _help_key(command: list[str]) -> str:

@@ -42,36 +42,36 @@ def _entries(folder: Path, kind: str) -> list[Path]:
 
 def test_compile_stores_code_and_a_second_compile_renders_the_same(cache):
     source = "{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}"
-    first = compile_template(source, "t", RenderLimits())
+    first = compile_template(source, "t", RenderLimits(), disk_cache.cache_dir())
     assert len(_entries(cache, "code")) == 1
-    second = compile_template(source, "t", RenderLimits())
+    second = compile_template(source, "t", RenderLimits(), disk_cache.cache_dir())
     variables = {"messages": [{"role": "user", "content": "hi"}]}
     assert first.template.render(**variables) == second.template.render(**variables) == "<user>hi"
     # a different source is a different entry
-    compile_template(source + "!", "t", RenderLimits())
+    compile_template(source + "!", "t", RenderLimits(), disk_cache.cache_dir())
     assert len(_entries(cache, "code")) == 2
 
 
 def test_a_failed_compile_is_not_stored_and_still_fails(cache):
     for _ in range(2):
         with pytest.raises(TemplateSyntaxError):
-            compile_template("{% if %}", "t", RenderLimits())
+            compile_template("{% if %}", "t", RenderLimits(), disk_cache.cache_dir())
     assert _entries(cache, "code") == []
 
 
 def test_the_nesting_limit_is_part_of_the_key(cache):
     deep = "{% if true %}" * 5 + "x" + "{% endif %}" * 5
-    compile_template(deep, "t", RenderLimits())
+    compile_template(deep, "t", RenderLimits(), disk_cache.cache_dir())
     with pytest.raises(TemplateSyntaxError, match="nests deeper than 3"):
-        compile_template(deep, "t", RenderLimits(max_nesting=3))
+        compile_template(deep, "t", RenderLimits(max_nesting=3), disk_cache.cache_dir())
 
 
 def test_a_corrupt_entry_is_a_miss_and_is_replaced(cache):
     source = "{{ messages | length }}"
-    compile_template(source, "t", RenderLimits())
+    compile_template(source, "t", RenderLimits(), disk_cache.cache_dir())
     (entry,) = _entries(cache, "code")
     entry.write_bytes(b"\x00 not marshal data")
-    compiled = compile_template(source, "t", RenderLimits())
+    compiled = compile_template(source, "t", RenderLimits(), disk_cache.cache_dir())
     assert compiled.template.render(messages=[1, 2]) == "2"
     (entry,) = _entries(cache, "code")
     assert entry.read_bytes() != b"\x00 not marshal data"
@@ -102,7 +102,7 @@ def test_the_real_clock_and_the_cache_switch_keep_analyses_off_disk(cache):
 
 def test_the_environment_variable_turns_the_cache_off(cache, monkeypatch):
     monkeypatch.setenv(disk_cache.ENV_OFF, "1")
-    compile_template("{{ 1 }}", "t", RenderLimits())
+    compile_template("{{ 1 }}", "t", RenderLimits(), disk_cache.cache_dir())
     assert disk_cache.cache_dir() is None and not cache.exists()
 
 
@@ -130,7 +130,7 @@ def test_warm_analyze_prints_what_a_cold_one_does(cache):
 
 def test_an_unwritable_cache_is_skipped(cache):
     cache.write_text("a file where the folder should be")
-    compiled = compile_template("{{ 'ok' }}", "t", RenderLimits())
+    compiled = compile_template("{{ 'ok' }}", "t", RenderLimits(), disk_cache.cache_dir())
     assert compiled.template.render() == "ok"
 
 
@@ -140,8 +140,8 @@ def _write_and_read(folder: str, n: int) -> list[bool]:
     payload = bytes(range(256)) * 400
     seen = []
     for _ in range(n):
-        disk_cache.store("test", key, payload)
-        data = disk_cache.load("test", key)
+        disk_cache.store("test", key, payload, disk_cache.cache_dir())
+        data = disk_cache.load("test", key, disk_cache.cache_dir())
         seen.append(data == payload)
     return seen
 

@@ -14,6 +14,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from pathlib import Path
 from typing import Any
 
 from analysis import disk_cache
@@ -357,22 +358,23 @@ def cached_analysis(template: ChatTemplate, enable_thinking: bool = True) -> Tem
     if found is not None:
         _CACHE.move_to_end(key)
         return found
-    on_disk = template.clock is FROZEN_CLOCK
-    analysis = _disk_analysis(key) if on_disk else None
+    # the real clock puts the day's date in prompts: only the frozen one is kept
+    folder = disk_cache.cache_dir() if template.clock is FROZEN_CLOCK else None
+    analysis = _disk_analysis(key, folder)
     if analysis is None:
         from analysis.generation.analyzer import analyze_template  # the phases: only on a miss
 
         analysis = analyze_template(template, enable_thinking)
-        if on_disk and not analysis.degraded:
-            disk_cache.store("analysis", key, pickle.dumps(analysis, pickle.HIGHEST_PROTOCOL))
+        if not analysis.degraded:
+            disk_cache.store("analysis", key, pickle.dumps(analysis, pickle.HIGHEST_PROTOCOL), folder)
     _CACHE[key] = analysis
     while len(_CACHE) > CACHE_SIZE:
         _CACHE.popitem(last=False)
     return analysis
 
 
-def _disk_analysis(key: str) -> TemplateAnalysis | None:
-    data = disk_cache.load("analysis", key)
+def _disk_analysis(key: str, folder: Path | None) -> TemplateAnalysis | None:
+    data = disk_cache.load("analysis", key, folder)
     if data is None:
         return None
     try:
@@ -380,7 +382,7 @@ def _disk_analysis(key: str) -> TemplateAnalysis | None:
     except Exception:  # noqa: BLE001 - any unreadable entry is a miss
         found = None
     if not isinstance(found, TemplateAnalysis):
-        disk_cache.forget("analysis", key)
+        disk_cache.forget("analysis", key, folder)
         return None
     return found
 

@@ -460,7 +460,7 @@ def syntax_column(source: str, line: int | None) -> int | None:
 
 
 def compile_template(
-    source: str, name: str, limits: RenderLimits, cache: Path | disk_cache.Default | None = disk_cache.DEFAULT
+    source: str, name: str, limits: RenderLimits, cache: Path | None = None
 ) -> CompiledTemplate:
     """Compile ``source`` in a fresh sandboxed environment, checking its nesting
     first (its size is checked by the caller, before it is sent to the worker);
@@ -501,7 +501,7 @@ def compile_template(
     return CompiledTemplate(env, template)
 
 
-def _cached_code(key: str, cache: Path | disk_cache.Default | None) -> CodeType | None:
+def _cached_code(key: str, cache: Path | None) -> CodeType | None:
     data = disk_cache.load("code", key, cache)
     if data is None:
         return None
