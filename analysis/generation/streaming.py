@@ -344,7 +344,7 @@ class StreamParser:
                 raise NotAnExtension("the output breaks the format")
             deltas = message_deltas(shown, outcome.message)
         except NotAnExtension as exc:
-            kept = self._kept_final(output)
+            kept = self._kept_final(output, shown)
             deltas = message_deltas(shown, kept)
             why = outcome.warning if not outcome.ok else f"the whole output reads otherwise ({exc})"
             self.warning = f"{why}; the stream keeps what it showed and ends with the rest of the output as content"
@@ -353,13 +353,12 @@ class StreamParser:
         self._path = None
         return deltas, outcome
 
-    def _kept_final(self, output: str) -> Message:
+    def _kept_final(self, output: str, shown: Message) -> Message:
         """What the stream showed (grown to the whole output's reading as an
         unfinished beginning, when that extends it), plus the rest of the output
         as content (see :meth:`finish`)."""
         generated = self.generated
         prompt = len(generated.generation_prompt)
-        shown = self._acc.message()
         # the whole output read as a beginning (it may extend what was shown),
         # else the reading the stream showed last (chunks a fast path carried included)
         readings = (

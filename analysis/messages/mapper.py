@@ -114,9 +114,9 @@ def json_value(text: str, complete: bool) -> str:
 
 #: the generic value captures and their decoders ``(text, complete) -> JSON text``
 _DECODERS: dict[str, Callable[[str, bool], str]] = {
-    TOOL_ARG_STRING: lambda text, complete: string_value(text, complete),
-    TOOL_ARG_JSON: lambda text, complete: json_value(text, complete),
-    TOOL_ARG_RAW: lambda text, complete: raw_string_value(text, complete),
+    TOOL_ARG_STRING: string_value,
+    TOOL_ARG_JSON: json_value,
+    TOOL_ARG_RAW: raw_string_value,
     TOOL_ARG_PY: py_to_json,
 }
 
