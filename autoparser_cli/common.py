@@ -74,18 +74,13 @@ def escape_text(text: str) -> str:
 
 
 def exit_code(exc: Exception) -> int:
-    """The exit code a project error ends the command with, by its family (the
-    first that matches).  Every family is bad input today: a template that
-    cannot be loaded, compiled or rendered (or hit a limit), unusable input
-    (requests, tools, files, limit settings), a grammar or schema that cannot
-    be converted: 2.  A model output that does not fit its format is not an
-    error: ``parse`` prints the message and exits 1 itself."""
-    from analysis.errors import InputError, TemplateError
-    from peg.errors import PegError
-
-    for family, code in ((TemplateError, 2), (InputError, 2), (PegError, 2)):
-        if isinstance(exc, family):
-            return code
+    """The exit code a project error ends the command with: 2, as every family
+    is bad input (a template that cannot be loaded, compiled or rendered, or
+    hit a limit; unusable requests, tools, files or limit settings; a grammar
+    or schema that cannot be converted).  The errors carry no code: a family
+    that should end otherwise is told apart here.  A model output that does
+    not fit its format is not an error: ``parse`` prints the message and
+    exits 1 itself."""
     return 2
 
 
