@@ -6,58 +6,13 @@ leniency the README lists.  The grammar stays strict; the parser reads these.
 
 from __future__ import annotations
 
-import json
-from functools import cache
-
 import pytest
 
-from analysis.generation.generate import AutoParser, Generated
-from analysis.generation.streaming import stream_output
-from analysis.messages.mapper import accumulate
-from analysis.parsers.request import ChatRequest
-from analysis.template.loading import load_template
-from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate
-from tests.conftest import WEATHER_TOOLS as TOOLS
-from tests.conftest import ZOO, needs_shared
+from tests.conftest import needs_shared
+from tests.reading import call, read, zoo_generated
 
 pytestmark = needs_shared
 
-
-
-@cache
-def _parser(template: str) -> AutoParser:
-    return AutoParser(ChatTemplate(load_template(ZOO / template), clock=FROZEN_CLOCK))
-
-
-def _generated(template: str, tools: bool = True, parallel: bool = False) -> Generated:
-    request = {"messages": [{"role": "user", "content": "Weather?"}], "parallel_tool_calls": parallel}
-    if tools:
-        request["tools"] = TOOLS
-    return _parser(template).generate(ChatRequest.from_json(request))
-
-
-def _read(template: str, output: str, tools: bool = True, parallel: bool = False) -> dict:
-    """The final parse, checked against streaming in 1- and 3-character chunks."""
-    generated = _generated(template, tools, parallel)
-    outcome = generated.parse(output)
-    for size in (1, 3):
-        deltas, streamed, _ = stream_output(generated, output, size)
-        assert streamed.message == outcome.message and accumulate(deltas) == outcome.message, size
-    message = outcome.message.to_json()
-    message.pop("role", None)
-    message["ok"] = outcome.ok
-    for call in message.get("tool_calls", []):
-        try:
-            call["function"]["arguments"] = json.loads(call["function"]["arguments"])
-        except ValueError:  # an unfinished call keeps its arguments as written
-            pass
-        call.pop("id", None)
-        call.pop("type", None)
-    return message
-
-
-def _call(name: str = "get_weather", **arguments: object) -> dict:
-    return {"function": {"name": name, "arguments": arguments}}
 
 
 # -- whitespace between markers ---------------------------------------------------
@@ -75,31 +30,31 @@ def _call(name: str = "get_weather", **arguments: object) -> dict:
     ],
 )
 def test_whitespace_between_markers(template: str, output: str) -> None:
-    assert _read(template, output) == {"content": "", "tool_calls": [_call(city="Paris")], "ok": True}
+    assert read(template, output) == {"content": "", "tool_calls": [call(city="Paris")], "ok": True}
 
 
 def test_whitespace_inside_values_stays_exact() -> None:
     output = "<tool_call>\n<function=get_weather>\n<parameter=city>\n  two  spaces \n</parameter>\n</function>\n</tool_call>"
-    assert _read("Qwen3-Coder.jinja", output)["tool_calls"] == [_call(city="  two  spaces ")]
+    assert read("Qwen3-Coder.jinja", output)["tool_calls"] == [call(city="  two  spaces ")]
 
 
 # -- output cut off at max_tokens (a final parse) -----------------------------------
 
 
 def test_unclosed_reasoning_is_reasoning() -> None:
-    assert _read("Qwen-Qwen3-0.6B.jinja", "<think>I need to", tools=False) == {"content": "", "reasoning_content": "I need to", "ok": True}
-    assert _read("Qwen-Qwen3-0.6B.jinja", "<think>I need to") == {"content": "", "reasoning_content": "I need to", "ok": True}
+    assert read("Qwen-Qwen3-0.6B.jinja", "<think>I need to", tools=False) == {"content": "", "reasoning_content": "I need to", "ok": True}
+    assert read("Qwen-Qwen3-0.6B.jinja", "<think>I need to") == {"content": "", "reasoning_content": "I need to", "ok": True}
 
 
 def test_a_call_inside_an_unclosed_think_block_is_a_call() -> None:
     """While the block is open the stream holds the reasoning from the call marker
     on (</think> could still come); at the end it is a call."""
     output = '<think>I will call\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
-    assert _read("Qwen-Qwen3-0.6B.jinja", output) == {
-        "content": "", "reasoning_content": "I will call", "tool_calls": [_call(city="Paris")], "ok": True
+    assert read("Qwen-Qwen3-0.6B.jinja", output) == {
+        "content": "", "reasoning_content": "I will call", "tool_calls": [call(city="Paris")], "ok": True
     }
     # what the stream shows while the block is open: the reasoning before the marker
-    generated = _generated("Qwen-Qwen3-0.6B.jinja")
+    generated = zoo_generated("Qwen-Qwen3-0.6B.jinja")
     assert generated.parse(output[:40], partial=True).message.reasoning_content == "I will call"
 
 
@@ -107,48 +62,48 @@ def test_a_call_cut_off_inside_an_unclosed_think_block_stays_reasoning() -> None
     """The stream held the reasoning from the call marker on; the output ends
     there, so nothing held is dropped: it is reasoning (never a call invented)."""
     for output in ("<think>I will call\n<tool_call>\n{\"name\": \"get_wea", "<think>Hi there <tool_call>\x07broken"):
-        read = _read("Qwen-Qwen3-0.6B.jinja", output)
-        assert read["reasoning_content"] == output[len("<think>") :].strip(), read
-        assert not read.get("tool_calls") and not read["ok"]
+        got = read("Qwen-Qwen3-0.6B.jinja", output)
+        assert got["reasoning_content"] == output[len("<think>") :].strip(), got
+        assert not got.get("tool_calls") and not got["ok"]
 
 
 def test_a_call_marker_in_reasoning_that_closes_stays_reasoning() -> None:
     output = "<think>I could write <tool_call> here.</think>\nNo call needed."
-    assert _read("Qwen-Qwen3-0.6B.jinja", output) == {
+    assert read("Qwen-Qwen3-0.6B.jinja", output) == {
         "content": "No call needed.", "reasoning_content": "I could write <tool_call> here.", "ok": True
     }
 
 
 def test_a_lone_trailing_control_marker_adds_nothing() -> None:
-    assert _read("openai-gpt-oss-120b.jinja", "<|channel|>") == {"content": "", "ok": True}
+    assert read("openai-gpt-oss-120b.jinja", "<|channel|>") == {"content": "", "ok": True}
     output = "<|channel|>analysis<|message|>Thinking.<|end|><|start|>assistant<|channel|>"
-    assert _read("openai-gpt-oss-120b.jinja", output) == {"content": "", "reasoning_content": "Thinking.", "ok": True}
+    assert read("openai-gpt-oss-120b.jinja", output) == {"content": "", "reasoning_content": "Thinking.", "ok": True}
 
 
 def test_a_call_cut_off_is_kept_as_written_and_reported() -> None:
     """Mid-arguments: the call as far as it was written (its arguments not
     completed), ``ok`` False; the same as the stream showed."""
-    generated = _generated("Qwen3-Coder.jinja")
+    generated = zoo_generated("Qwen3-Coder.jinja")
     output = "<tool_call>\n<function=get_weather>\n<parameter=city>\nPar"
     outcome = generated.parse(output)
     assert not outcome.ok and outcome.need_more and "cut off at max_tokens" in outcome.warning
-    assert _read("Qwen3-Coder.jinja", output) == {"content": "", "tool_calls": [{"function": {"name": "get_weather", "arguments": '{"city": "Par'}}], "ok": False}
+    assert read("Qwen3-Coder.jinja", output) == {"content": "", "tool_calls": [{"function": {"name": "get_weather", "arguments": '{"city": "Par'}}], "ok": False}
     # mid-header: no call invented from a name cut short; its text stays, as content
-    assert _read("Qwen3-Coder.jinja", "<tool_call>\n<function=get_wea") == {"content": "<tool_call>\n<function=get_wea", "ok": False}
-    assert _read("Qwen3-Coder.jinja", "Sure.\n<tool_call>\n<function=get_wea") == {"content": "Sure.\n<tool_call>\n<function=get_wea", "ok": False}
+    assert read("Qwen3-Coder.jinja", "<tool_call>\n<function=get_wea") == {"content": "<tool_call>\n<function=get_wea", "ok": False}
+    assert read("Qwen3-Coder.jinja", "Sure.\n<tool_call>\n<function=get_wea") == {"content": "Sure.\n<tool_call>\n<function=get_wea", "ok": False}
 
 
 def test_a_second_parallel_call_cut_off_keeps_the_first() -> None:
     first = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>\n"
-    message = _read("Qwen3-Coder.jinja", first + "<tool_call>\n<function=get_weather>\n<parameter=city>\nRo", parallel=True)
+    message = read("Qwen3-Coder.jinja", first + "<tool_call>\n<function=get_weather>\n<parameter=city>\nRo", parallel=True)
     assert message["ok"] is False
-    assert message["tool_calls"][0] == _call(city="Paris")
+    assert message["tool_calls"][0] == call(city="Paris")
     assert message["tool_calls"][1]["function"]["arguments"] == '{"city": "Ro'
 
 
 def test_a_broken_call_keeps_the_output_unchanged() -> None:
     output = "Sure.\n<tool_call>\n<function=get_weather>\n<parameter=town>\nParis\n</parameter>\n</function>\n</tool_call>"
-    outcome = _generated("Qwen3-Coder.jinja").parse(output)
+    outcome = zoo_generated("Qwen3-Coder.jinja").parse(output)
     assert not outcome.ok and not outcome.need_more
     assert outcome.message.content == output and not outcome.message.tool_calls
 
@@ -165,34 +120,34 @@ def test_a_broken_call_keeps_the_output_unchanged() -> None:
     ],
 )
 def test_llama3_python_tag_and_arguments_spelling(output: str) -> None:
-    assert _read("meta-llama-Llama-3.1-8B-Instruct.jinja", output) == {"content": "", "tool_calls": [_call(city="Paris")], "ok": True}
+    assert read("meta-llama-Llama-3.1-8B-Instruct.jinja", output) == {"content": "", "tool_calls": [call(city="Paris")], "ok": True}
 
 
 def test_bare_function_without_the_tool_call_wrapper() -> None:
     output = "Checking.\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>"
-    assert _read("Qwen3-Coder.jinja", output) == {"content": "Checking.", "tool_calls": [_call(city="Paris")], "ok": True}
+    assert read("Qwen3-Coder.jinja", output) == {"content": "Checking.", "tool_calls": [call(city="Paris")], "ok": True}
 
 
 def test_missing_parameter_closer_before_function_close() -> None:
     output = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</function>\n</tool_call>"
-    assert _read("Qwen3-Coder.jinja", output) == {"content": "", "tool_calls": [_call(city="Paris")], "ok": True}
+    assert read("Qwen3-Coder.jinja", output) == {"content": "", "tool_calls": [call(city="Paris")], "ok": True}
 
 
 def test_json_literals_in_tagged_values() -> None:
     output = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>"
-    assert _read("Qwen3-Coder.jinja", output)["tool_calls"] == [_call(city="Paris", days=3)]
+    assert read("Qwen3-Coder.jinja", output)["tool_calls"] == [call(city="Paris", days=3)]
 
 
 @pytest.mark.parametrize(
-    "template, call",
+    "template, written",
     [
         ("NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use.jinja", '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'),
         ("Qwen3-Coder.jinja", "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>"),
     ],
 )
-def test_text_before_and_after_the_calls(template: str, call: str) -> None:
-    message = _read(template, "Let me check.\n" + call + "\nI will report back.")
-    assert message["tool_calls"] == [_call(city="Paris")] and message["ok"]
+def test_text_before_and_after_the_calls(template: str, written: str) -> None:
+    message = read(template, "Let me check.\n" + written + "\nI will report back.")
+    assert message["tool_calls"] == [call(city="Paris")] and message["ok"]
     assert message["content"] == "Let me check.\nI will report back."
 
 
@@ -201,13 +156,13 @@ def test_text_before_and_after_the_calls(template: str, call: str) -> None:
 
 def test_call_markers_inside_a_json_string_value() -> None:
     output = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "a </tool_call> b <tool_call>"}}\n</tool_call>'
-    assert _read("NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use.jinja", output)["tool_calls"] == [_call(city="a </tool_call> b <tool_call>")]
+    assert read("NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use.jinja", output)["tool_calls"] == [call(city="a </tool_call> b <tool_call>")]
 
 
 def test_a_tagged_value_holding_its_own_closer() -> None:
     """`</parameter>` inside a value, where the call does not go on after it, is text:
     the reading under which the rest of the output parses."""
     output = "<tool_call>\n<function=get_weather>\n<parameter=city>\nx </parameter> y\n</parameter>\n</function>\n</tool_call>"
-    assert _read("Qwen3-Coder.jinja", output)["tool_calls"] == [_call(city="x </parameter> y")]
+    assert read("Qwen3-Coder.jinja", output)["tool_calls"] == [call(city="x </parameter> y")]
     two = "<tool_call>\n<function=get_weather>\n<parameter=city>\na</parameter>b\n</parameter>\n<parameter=days>\n2\n</parameter>\n</function>\n</tool_call>"
-    assert _read("Qwen3-Coder.jinja", two)["tool_calls"] == [_call(city="a</parameter>b", days=2)]
+    assert read("Qwen3-Coder.jinja", two)["tool_calls"] == [call(city="a</parameter>b", days=2)]

@@ -1,0 +1,54 @@
+"""Reading a model output with a zoo template, as the leniency and recovery
+tests do: the final parse, checked against streams of the same output."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+
+from analysis.generation.generate import AutoParser, Generated
+from analysis.generation.streaming import stream_output
+from analysis.messages.mapper import accumulate
+from analysis.parsers.request import ChatRequest
+from analysis.template.loading import load_template
+from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate
+from tests.conftest import WEATHER_TOOLS as TOOLS
+from tests.conftest import ZOO
+
+
+@cache
+def zoo_parser(template: str) -> AutoParser:
+    return AutoParser(ChatTemplate(load_template(ZOO / template), clock=FROZEN_CLOCK))
+
+
+def zoo_generated(template: str, tools: bool = True, parallel: bool = False) -> Generated:
+    request = {"messages": [{"role": "user", "content": "Weather?"}], "parallel_tool_calls": parallel}
+    if tools:
+        request["tools"] = TOOLS
+    return zoo_parser(template).generate(ChatRequest.from_json(request))
+
+
+def read(template: str, output: str, tools: bool = True, parallel: bool = False) -> dict:
+    """The final parse, checked against streaming in 1- and 3-character chunks."""
+    generated = zoo_generated(template, tools, parallel)
+    outcome = generated.parse(output)
+    for size in (1, 3):
+        deltas, streamed, _ = stream_output(generated, output, size)
+        assert streamed.message == outcome.message and accumulate(deltas) == outcome.message, size
+    message = outcome.message.to_json()
+    message.pop("role", None)
+    message["ok"] = outcome.ok
+    for call in message.get("tool_calls", []):
+        try:
+            call["function"]["arguments"] = json.loads(call["function"]["arguments"])
+        except ValueError:  # an unfinished call keeps its arguments as written
+            pass
+        call.pop("id", None)
+        call.pop("type", None)
+    return message
+
+
+def call(name: str = "get_weather", **arguments: object) -> dict:
+    return {"function": {"name": name, "arguments": arguments}}
+
+
