@@ -121,18 +121,26 @@ class Repetition(Parser):
 
 @dataclass(frozen=True, eq=False)
 class Until(Parser):
-    """Everything up to (not including) the first of ``delimiters``, or to the end."""
+    """Everything up to (not including) the first of ``delimiters``, or to the
+    end; where no delimiter follows, the text ends before a run of ``stops``
+    (with whitespace between them) that ends the input."""
 
     delimiters: tuple[str, ...]
+    stops: tuple[str, ...] = ()
 
     def dump(self) -> str:
-        return f"Until({' | '.join(self.delimiters)})"
+        stops = f"; stops: {' | '.join(self.stops)}" if self.stops else ""
+        return f"Until({' | '.join(self.delimiters)}{stops})"
 
 
 @dataclass(frozen=True, eq=False)
 class Rest(Parser):
+    """Everything to the end, less a run of ``stops`` that ends the input."""
+
+    stops: tuple[str, ...] = ()
+
     def dump(self) -> str:
-        return "Rest"
+        return f"Rest(stops: {' | '.join(self.stops)})" if self.stops else "Rest"
 
 
 @dataclass(frozen=True, eq=False)
@@ -305,15 +313,17 @@ def one_or_more(item: Parser) -> Parser:
     return Repetition(item, 1, UNBOUNDED)
 
 
-def until(*delimiters: str) -> Parser:
+def until(*delimiters: str, stops: tuple[str, ...] = ()) -> Parser:
     """Everything up to the first of ``delimiters``: ``(!d1 !d2 .)*`` (empty
-    ones are ignored; on partial input, text that may begin a delimiter waits)."""
-    return Until(tuple(d for d in delimiters if d))
+    ones are ignored; on partial input, text that may begin a delimiter waits).
+    Where no delimiter follows, the text ends before a trailing run of
+    ``stops`` (end-of-turn markers a parser drops; a grammar reads none)."""
+    return Until(tuple(d for d in delimiters if d), tuple(s for s in stops if s))
 
 
-def rest() -> Parser:
-    """Everything to the end of the input: ``.*``."""
-    return Rest()
+def rest(stops: tuple[str, ...] = ()) -> Parser:
+    """Everything to the end of the input: ``.*`` (less a trailing run of ``stops``, as :func:`until`)."""
+    return Rest(tuple(s for s in stops if s))
 
 
 def space() -> Parser:

@@ -16,6 +16,7 @@ Named rules are memoised per position, so backtracking never repeats their work;
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -240,27 +241,82 @@ def _until(node: Until, st: _State, pos: int) -> _Result:
             best = i
     if best >= 0:
         return OK, best, _NONE
+    if node.stops:
+        return _before_stops(node, node.delimiters + node.stops, st, pos)
     if st.partial:
         # Hold back a tail that may be the start of a delimiter (``</thi``).
         return st.more(node, pos, len(text) - held_back(text, node.delimiters, pos))
     return OK, len(text), _NONE
 
 
+def _before_stops(node: Until | Rest, held: tuple[str, ...], st: _State, pos: int) -> _Result:
+    """The text to the end, less its trailing run of stops (and, on partial
+    input, less a tail that may begin one of ``held``)."""
+    end = len(st.text)
+    if st.partial:
+        end -= held_back(st.text, held, pos)
+        return st.more(node, pos, trailing_stops(st.text, node.stops, pos, end))
+    return OK, trailing_stops(st.text, node.stops, pos, end), _NONE
+
+
+def trailing_stops(text: str, stops: tuple[str, ...], start: int, end: int) -> int:
+    """Where the run of ``stops`` (with whitespace between and after them) that
+    ends ``text[start:end]`` begins; ``end`` when it ends with none."""
+    cut = e = end
+    while True:
+        while e > start and text[e - 1] in " \t\r\n":
+            e -= 1
+        for stop in stops:
+            if text.endswith(stop, start, e):
+                e -= len(stop)
+                cut = e
+                break
+        else:
+            return cut
+
+
+def partial_end(node: Until | Rest, text: str, pos: int) -> int:
+    """Where the text an ``until`` or ``rest`` at ``pos`` shows on partial input
+    ends (what may still be a delimiter or a trailing stop waits)."""
+    delimiters = node.delimiters if isinstance(node, Until) else ()
+    end = len(text) - held_back(text, delimiters + node.stops, pos)
+    return trailing_stops(text, node.stops, pos, end) if node.stops else end
+
+
 def held_back(text: str, delimiters: tuple[str, ...], start: int = 0) -> int:
     """The length of the longest end of ``text[start:]`` that is a proper prefix
     of one of ``delimiters`` (what an ``until`` holds back on partial input)."""
-    hold = 0
+    found = _prefix_at_end(delimiters).search(text, max(start, len(text) - _longest(delimiters) + 1))
+    return len(text) - found.start() if found else 0
+
+
+@functools.lru_cache(maxsize=256)
+def _longest(delimiters: tuple[str, ...]) -> int:
+    return max(map(len, delimiters), default=1)
+
+
+@functools.lru_cache(maxsize=256)
+def _prefix_at_end(delimiters: tuple[str, ...]) -> re.Pattern[str]:
+    """A regex for a proper prefix of one of ``delimiters`` that ends the text,
+    as a trie (``<(?:t(?:o)?)?\\Z`` for ``<to>``): one pass, the leftmost
+    match is the longest."""
+    trie: dict[str, dict] = {}  # type: ignore[type-arg]
     for d in delimiters:
-        i = text.find(d[0], max(len(text) - len(d) + 1, start))
-        while i != -1 and len(text) - i > hold:
-            if d.startswith(text[i:]):
-                hold = len(text) - i
-                break
-            i = text.find(d[0], i + 1)
-    return hold
+        node = trie
+        for c in d[:-1]:
+            node = node.setdefault(c, {})
+
+    def alternatives(node: dict) -> str:  # type: ignore[type-arg]
+        parts = [re.escape(c) + (f"(?:{alternatives(sub)})?" if sub else "") for c, sub in node.items()]
+        return "|".join(parts)
+
+    body = alternatives(trie)
+    return re.compile(f"(?:{body})\\Z" if body else "(?!)")
 
 
 def _rest(node: Rest, st: _State, pos: int) -> _Result:
+    if node.stops:
+        return _before_stops(node, node.stops, st, pos)
     if st.partial:
         return st.more(node, pos, len(st.text))
     return OK, len(st.text), _NONE

@@ -69,7 +69,9 @@ def analyze_template(
     if caps.supports_tool_calls:
         result = replace(result, tools=analyze_tools(prober, log, reasoning))
     user_start, assistant_start = _role_starts(prober, log, reasoning, content)
-    result = replace(result, user_start=user_start, assistant_start=assistant_start)
+    result = replace(
+        result, user_start=user_start, assistant_start=assistant_start, turn_end=_turn_end(prober, log, user_start)
+    )
     before = result.marker_fields()
     result, fired = apply_workarounds(template.source, result)
     for name in fired:
@@ -251,6 +253,38 @@ def _role_starts(
     log.cite("user_start", cmp)
     log.cite("assistant_start", cmp)
     return user_start, assistant_start
+
+
+#: the end-of-sequence token shown to a template that was given none
+_PROBE_EOS = "<eos>"
+
+
+def _turn_end(prober: Prober, log: PhaseLog, user_start: str) -> tuple[str, ...]:
+    """The markers that close an assistant turn: the leading markers of what the
+    template writes after the last assistant text (``<|im_end|>``, Command R7B's
+    ``<|END_RESPONSE|><|END_OF_TURN_TOKEN|>``), up to anything that opens a turn,
+    with the template's end-of-sequence token (known from a model's files; the
+    probe's stand-in token is not kept)."""
+    real_eos = prober.template.template.eos_token
+    eos = {} if real_eos else {"eos_token": _PROBE_EOS}
+    try:
+        rendered = prober.render(replace(conversation(assistant(), tools=False), extra=eos))
+    except TemplateRenderError:
+        rendered = ""
+    # (the assistant start may begin with the previous turn's closer: Command R's does)
+    opener = _first_token(user_start)
+    found: list[str] = []
+    for token in _tokens(rendered.rpartition(ASSISTANT_TEXT)[2]) if ASSISTANT_TEXT in rendered else []:
+        if not MARKER_RE.fullmatch(token) or token == opener or re.search(r"start|begin", token, re.IGNORECASE):
+            break
+        if token != _PROBE_EOS or real_eos:
+            found.append(token)
+    if real_eos and MARKER_RE.fullmatch(strip_ws(real_eos)):
+        found.append(strip_ws(real_eos))
+    markers = tuple(dict.fromkeys(found))
+    if markers:
+        log.cite_source("turn_end", "the markers after an assistant turn's text (and the end-of-sequence token)")
+    return markers
 
 
 def _generation_prompt(

@@ -29,8 +29,8 @@ from analysis.phases.reasoning import prefill_outcome
 from analysis.phases.result import PrefillOutcome, TemplateAnalysis
 from analysis.probing.caps import Capabilities
 from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate
-from peg.combinators import Literal, Until
-from peg.engine import ParseResult, Status, held_back, parse
+from peg.combinators import Literal, Rest, Until
+from peg.engine import ParseResult, Status, held_back, parse, partial_end
 from peg.errors import GrammarError
 from peg.gbnf_out import to_gbnf
 
@@ -281,8 +281,9 @@ class AutoParser:
         else:
             calls = handler.calls if handler is not None else None
             built = build_parser(self.analysis, request, prompt.generation_prompt, prompt.continued_text, prefill, calls)
-            if request.has_tools:
-                # the grammar constrains arguments by the schema and markers exactly; the parser stays lenient
+            if request.has_tools or request.json_schema is not None:
+                # the grammar constrains arguments by the schema and markers exactly, and
+                # takes no end-of-turn markers (the engine stops there); the parser stays lenient
                 strict = functools.partial(
                     build_parser,
                     self.analysis,
@@ -325,9 +326,9 @@ def unshown_from(result: ParseResult, hooks: OutputHooks, floor: int) -> int:
     end = len(result.text)
     if result.frontier is not None and isinstance(result.frontier[0], Literal):
         end = min(end, result.frontier[1])
-    elif result.frontier is not None and isinstance(result.frontier[0], Until):
-        # the end of the text, held back as the possible start of a delimiter
-        end -= held_back(result.text[result.frontier[1] :], result.frontier[0].delimiters)
+    elif result.frontier is not None and isinstance(result.frontier[0], (Until, Rest)):
+        # the end of the text, held back as the possible start of a delimiter or a trailing stop
+        end = min(end, partial_end(result.frontier[0], result.text, result.frontier[1]))
     unshown = [n for n in result.find(TOOL) if not n.complete and not (n.find(TOOL_NAME) and n.find(TOOL_NAME)[0].complete)]
     for name in hooks.message_tags:
         unshown += [n for n in result.find(name) if not n.complete and hooks.route(n, False).text is None]

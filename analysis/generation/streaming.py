@@ -179,11 +179,13 @@ class _UntilPath:
     """The field runs until one of ``delimiters``: a chunk that completes one is
     structural; a possible delimiter start at the end is held back."""
 
-    __slots__ = ("delimiters", "first_chars", "sink", "tail")
+    __slots__ = ("delimiters", "first_chars", "sink", "tail", "window")
 
     def __init__(self, sink: _Sink, delimiters: tuple[str, ...], tail: str) -> None:
         self.sink, self.delimiters, self.tail = sink, delimiters, tail
         self.first_chars = frozenset(d[0] for d in delimiters)
+        #: a held-back start of a delimiter begins in the last ``window`` characters
+        self.window = max(len(d) for d in delimiters) - 1 if delimiters else 0
 
     def extend(self, chunk: str) -> list[Delta] | None:
         if not self.tail and self.first_chars.isdisjoint(chunk):
@@ -192,7 +194,8 @@ class _UntilPath:
         for d in self.delimiters:
             if d in buf:
                 return None
-        hold = held_back(buf, self.delimiters)
+        window = self.window
+        hold = held_back(buf, self.delimiters) if window and not self.first_chars.isdisjoint(buf[-window:]) else 0
         self.tail = buf[len(buf) - hold :]
         return self.sink.write(buf[: len(buf) - hold]) if hold < len(buf) else []
 
@@ -426,7 +429,8 @@ class StreamParser:
         if result.frontier is None or not isinstance(result.frontier[0], Until):
             return None
         trigger = self.generated.built.trigger
-        delimiters = tuple(d for d in result.frontier[0].delimiters if d != trigger)
+        node = result.frontier[0]
+        delimiters = tuple(d for d in node.delimiters + node.stops if d != trigger)
         if not delimiters:
             return None
         return _UntilPath(_DropSink(), delimiters, result.text[result.end :])
@@ -448,13 +452,13 @@ class StreamParser:
         if isinstance(node, Until):
             if field_name == "escaped" and "\\" in node.delimiters:  # a Python string: backslash escapes
                 return _QuotedPath(sink, tuple(d for d in node.delimiters if d != "\\"))
-            delimiters = node.delimiters
+            delimiters = node.delimiters + node.stops  # a stop completed may end the text: a full parse decides
             trigger = self.generated.built.trigger
             if field_name == REASONING and trigger and trigger not in delimiters:
                 delimiters = (*delimiters, trigger)  # a call marker in open reasoning needs a full parse
             return _UntilPath(sink, delimiters, text[result.end :])
         if isinstance(node, Rest):
-            return _RestPath(sink)
+            return _UntilPath(sink, node.stops, text[result.end :]) if node.stops else _RestPath(sink)
         if isinstance(node, Json) and field_name in (TOOL_ARGS, CONTENT):  # raw arguments, a json_schema reply
             tracker = IncrementalJson()
             if tracker.feed(text[start:]) is not JsonProgress.MORE:

@@ -12,7 +12,7 @@ text) or ``tool-arg`` items (``tool-arg-name`` plus ``tool-arg-string`` or
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -133,16 +133,17 @@ def boilerplate_and_reasoning_start(
     return prompt, False
 
 
-def _reasoning(analysis: TemplateAnalysis, cleared_start: bool, stops: tuple[str, ...] = ()) -> Parser:
+def _reasoning(analysis: TemplateAnalysis, cleared_start: bool, stops: tuple[str, ...] = (), turn_end: Sequence[str] = ()) -> Parser:
     """The reasoning block.  One cut off before its end marker (the output hit
     max_tokens while thinking) is reasoning too, up to the first of ``stops``
-    (a tool-call marker: a call written inside an unclosed block is a call)."""
+    (a tool-call marker: a call written inside an unclosed block is a call) or
+    the ``turn_end`` markers that end the output."""
     r = analysis.reasoning
     start, end = strip_ws(r.start), strip_ws(r.end)
     if not end:
         return p.eps()
-    body = tags.reasoning(p.until(end)) + p.literal(end) + p.space()
-    open_text = tags.reasoning(p.until(*stops)) if stops else tags.reasoning(p.rest())
+    body = text_until((end,), turn_end, tags.reasoning) + p.literal(end) + p.space()
+    open_text = text_until(stops, turn_end, tags.reasoning)
     if start and not cleared_start:
         # GLM's turn is "<|assistant|>\n<think>…": the model writes the newline first
         block = p.space() + p.literal(start) + p.space() + body
@@ -153,20 +154,51 @@ def _reasoning(analysis: TemplateAnalysis, cleared_start: bool, stops: tuple[str
     return p.optional(p.choice(tags.reasoning_block(block), tags.reasoning_block(unterminated)))
 
 
-def _content_until(analysis: TemplateAnalysis, trigger: str, *more: str) -> Parser:
+def _content_until(analysis: TemplateAnalysis, trigger: str, *more: str, stops: Sequence[str] = ()) -> Parser:
     """Content before the tool calls (wrapped content markers are read, not kept),
-    up to the trigger or any of ``more``."""
+    up to the trigger or any of ``more`` (or end-of-turn ``stops`` that end the output)."""
     c = analysis.content
-    plain = tags.content(p.until(trigger, *more))
+    plain = text_until((trigger, *more), stops)
     if c.mode is not ContentMode.PLAIN and c.start and c.end:
         wrapped = p.literal(strip_ws(c.start)) + tags.content(p.until(strip_ws(c.end))) + p.literal(strip_ws(c.end)) + p.space()
         return p.choice(wrapped, plain)
     return plain
 
 
-def _content_only(analysis: TemplateAnalysis) -> Parser:
+def turn_end_markers(analysis: TemplateAnalysis) -> tuple[str, ...]:
+    """The template's end-of-turn markers that mean nothing else in its format
+    (a marker the calls or reasoning also use is not dropped as a stop)."""
+    used = [strip_ws(v) for v in analysis.marker_fields().values()]
+    return tuple(m for m in analysis.turn_end if m and not any(m in u for u in used))
+
+
+def ending(stops: Sequence[str]) -> Parser:
+    """The end of the output: whitespace and any of the turn's end markers
+    (``<|im_end|>``: engines that keep special tokens pass them through)."""
+    if not stops:
+        return p.space() + p.end()
+    return p.zero_or_more(p.space() + p.choice(*(p.literal(s) for s in stops))) + p.space() + p.end()
+
+
+def text_until(
+    delimiters: Sequence[str], stops: Sequence[str], tag: Callable[[Parser], Parser] = tags.content
+) -> Parser:
+    """Content (or what ``tag`` captures) up to one of ``delimiters``; where none
+    follows, up to the end-of-turn ``stops`` that end the output (one followed by
+    more text stays text)."""
+    if delimiters:
+        return tag(p.until(*delimiters, stops=tuple(stops)))
+    return tag(p.rest(tuple(stops)))
+
+
+def text_to_end(stops: Sequence[str]) -> Parser:
+    """Content to the end of the output, less the end-of-turn markers it ends with."""
+    return text_until((), stops) + ending(stops)
+
+
+def _content_only(analysis: TemplateAnalysis, stops: Sequence[str] = ()) -> Parser:
     c = analysis.content
-    everything = tags.content(p.rest()) + p.end()
+    everything = text_to_end(stops)
     if c.mode is ContentMode.PLAIN or not (c.start and c.end):
         return everything
     start, end = strip_ws(c.start), strip_ws(c.end)
@@ -175,10 +207,18 @@ def _content_only(analysis: TemplateAnalysis) -> Parser:
         + p.literal(start)
         + tags.content(p.until(end))
         + p.optional(p.literal(end))  # a reply cut off before its end marker is still the reply
-        + p.space()
-        + p.end()
+        + ending(stops)
     )
     return p.choice(wrapped, everything)
+
+
+def stray_closers(analysis: TemplateAnalysis) -> Parser:
+    """Closers a model repeats after its calls (``</tool_call></tool_call>``): dropped."""
+    fmt = analysis.tools.format
+    closers = [c for c in dict.fromkeys((strip_ws(fmt.per_call_end), strip_ws(fmt.section_end))) if c]
+    if not closers:
+        return p.eps()
+    return p.zero_or_more(p.space() + p.choice(*(p.literal(c) for c in closers)))
 
 
 # --- tool calls ---------------------------------------------------------------------
@@ -467,7 +507,9 @@ def build_parser(
     has_format = analysis.tools.format.mode is not ToolFormat.NONE or calls_builder is not None
     tools_on = request.has_tools and has_format and _tool_functions(request.tools)
     trigger_text = trigger_marker(analysis) if tools_on and calls_builder is None else ""
-    reasoning = _reasoning(analysis, cleared, (trigger_text,) if trigger_text else ()) if extracts else p.eps()
+    # the grammar constrains what a model writes before the engine stops it: no stop markers
+    stops = () if for_grammar else turn_end_markers(analysis)
+    reasoning = _reasoning(analysis, cleared, (trigger_text,) if trigger_text else (), stops) if extracts else p.eps()
     tool_calls: Parser | None = None
     trigger = ""
     strict: Parser | None = None
@@ -475,7 +517,7 @@ def build_parser(
         fence_open = p.optional(p.literal("```") + p.optional(p.literal("json")) + p.space())  # models often fence it
         fence_close = p.optional(p.literal("```") + p.space())
         response = tags.content(p.schema(p.json_value(), "response-format", request.json_schema))
-        body = reasoning + p.space() + fence_open + response + p.space() + fence_close + p.end()
+        body = reasoning + p.space() + fence_open + response + p.space() + fence_close + ending(stops)
     elif tools_on:
         if calls_builder is not None:
             tool_calls, trigger = calls_builder(analysis, request, strict=for_grammar)
@@ -483,22 +525,24 @@ def build_parser(
             tool_calls = _calls(analysis, request, strict=for_grammar)
             trigger = trigger_marker(analysis)
             if analysis.tools.format.content_after_calls:  # the template writes the turn's text after its calls
-                tool_calls = tool_calls + p.optional(tags.content(p.rest()))
+                tool_calls = tool_calls + p.optional(text_until((), stops))
+        closers = p.eps() if for_grammar else stray_closers(analysis)
+        if trigger and not for_grammar and not analysis.tools.format.content_after_calls:
+            # text after the calls is content (but not another call: that one needs parallel_tool_calls)
+            tail = closers + p.choice(ending(stops), p.negate(p.space() + p.literal(trigger)) + text_to_end(stops))
+        else:
+            tail = closers + ending(stops)
         if trigger:
             bare = bare_call_start(analysis) if calls_builder is None and not for_grammar else ""
-            after = p.eps()
-            if not for_grammar and not analysis.tools.format.content_after_calls:
-                # text after the calls is content (but not another call: that one needs parallel_tool_calls)
-                after = p.optional(p.negate(p.space() + p.literal(trigger)) + tags.content(p.rest()))
-            with_calls = _content_until(analysis, trigger, *([bare] if bare else [])) + tool_calls + after + p.end()
+            with_calls = _content_until(analysis, trigger, *([bare] if bare else []), stops=stops) + tool_calls + tail
         else:
-            with_calls = p.space() + tool_calls + p.end()
+            with_calls = p.space() + tool_calls + tail
         if request.tool_choice is ToolChoice.REQUIRED:
             body = reasoning + with_calls
         else:
-            body = reasoning + p.choice(with_calls, _content_only(analysis))
+            body = reasoning + p.choice(with_calls, _content_only(analysis, stops))
             strict = p.literal(boilerplate) + reasoning + with_calls
     else:
-        body = reasoning + _content_only(analysis)
+        body = reasoning + _content_only(analysis, stops)
     parser = p.literal(boilerplate) + body
     return BuiltParser(parser, boilerplate, body, tool_calls, trigger, extracts, strict)

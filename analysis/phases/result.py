@@ -197,6 +197,10 @@ class TemplateAnalysis(_Jsonable):
     caps: Capabilities
     user_start: str = ""
     assistant_start: str = ""
+    #: the markers that end an assistant turn (``<|im_end|>``, ``<|eot_id|>``, the
+    #: end-of-sequence token): engines that keep special tokens pass them through,
+    #: and a parser drops them at the end of the output (not in the reference's analysis)
+    turn_end: tuple[str, ...] = ()
     reasoning: ReasoningAnalysis = field(default_factory=ReasoningAnalysis)
     content: ContentAnalysis = field(default_factory=ContentAnalysis)
     tools: ToolsAnalysis = field(default_factory=ToolsAnalysis)

@@ -1,0 +1,137 @@
+"""Local recovery: one deviation in a real output affects only itself.
+
+Outputs written in each family's real format (issue 20): end-of-turn markers an
+engine passes through, closers a model repeats, reasoning edges, values that do
+not fit their schema.  Every output is also streamed (1- and 3-character
+chunks) and must end as the whole parse does (:func:`tests.reading.read`).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from analysis.generation.generate import auto_parser
+from analysis.parsers.builder import turn_end_markers
+from analysis.template.loading import load_template
+from tests.conftest import ZOO, needs_shared
+from tests.reading import call, read, zoo_generated, zoo_parser
+
+pytestmark = needs_shared
+
+HERMES_CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+CODER_CALL = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>"
+
+
+# -- end-of-turn markers --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "template, markers",
+    [
+        ("Qwen-Qwen3-0.6B.jinja", ("<|im_end|>",)),
+        ("meta-llama-Llama-3.1-8B-Instruct.jinja", ("<|eot_id|>",)),
+        ("CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja", ("<|END_RESPONSE|>", "<|END_OF_TURN_TOKEN|>")),
+        ("CohereForAI-c4ai-command-r-plus-tool_use.jinja", ("<|END_OF_TURN_TOKEN|>",)),
+        ("google-gemma-2-2b-it.jinja", ("<end_of_turn>",)),
+        ("deepseek-ai-DeepSeek-V3.1.jinja", ("<｜end▁of▁sentence｜>",)),
+        ("microsoft-Phi-3.5-mini-instruct.jinja", ("<|end|>",)),
+        # no end-of-sequence token given: the probe's stand-in is not a marker of the template
+        ("mistralai-Mistral-Nemo-Instruct-2407.jinja", ()),
+        # GLM ends a turn by opening the next one: nothing to drop
+        ("GLM-4.6.jinja", ()),
+    ],
+)
+def test_the_analysis_finds_the_end_of_turn_markers(template: str, markers: tuple[str, ...]) -> None:
+    assert zoo_parser(template).analysis.turn_end == markers
+
+
+def test_the_end_of_sequence_token_of_a_models_files_is_an_end_marker(tmp_path) -> None:
+    source = (ZOO / "mistralai-Mistral-Nemo-Instruct-2407.jinja").read_text()
+    config = tmp_path / "tokenizer_config.json"
+    import json
+
+    config.write_text(json.dumps({"chat_template": source, "eos_token": "</s>", "bos_token": "<s>"}))
+    assert auto_parser(load_template(config)).analysis.turn_end == ("</s>",)
+
+
+@pytest.mark.parametrize(
+    "template, stop",
+    [
+        ("Qwen-Qwen3-0.6B.jinja", "<|im_end|>"),
+        ("NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use.jinja", "<|im_end|>"),
+    ],
+)
+def test_an_end_of_turn_marker_after_a_reply_or_the_calls_is_not_content(template: str, stop: str) -> None:
+    assert read(template, "The weather is fine." + stop) == {"content": "The weather is fine.", "ok": True}
+    assert read(template, "The weather is fine.\n" + stop + "\n") == {"content": "The weather is fine.", "ok": True}
+    assert read(template, HERMES_CALL + stop) == {"content": "", "tool_calls": [call(city="Paris")], "ok": True}
+    assert read(template, "Checking.\n" + HERMES_CALL + "\n" + stop) == {
+        "content": "Checking.",
+        "tool_calls": [call(city="Paris")],
+        "ok": True,
+    }
+
+
+@pytest.mark.parametrize(
+    "template, output",
+    [
+        ("Qwen3-Coder.jinja", CODER_CALL + "<|im_end|>"),
+        ("meta-llama-Llama-3.1-8B-Instruct.jinja", '{"name": "get_weather", "parameters": {"city": "Paris"}}<|eot_id|>'),
+        ("google-gemma-2-2b-it.jinja", "The weather is fine.<end_of_turn>"),
+        ("deepseek-ai-DeepSeek-V3.1.jinja", "The weather is fine.<｜end▁of▁sentence｜>"),
+        (
+            "CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja",
+            "<|START_RESPONSE|>The weather is fine.<|END_RESPONSE|><|END_OF_TURN_TOKEN|>",
+        ),
+    ],
+)
+def test_each_familys_stop_marker_is_dropped(template: str, output: str) -> None:
+    got = read(template, output)
+    assert got["ok"], got
+    assert "<|" not in got["content"] and "<end_of_turn>" not in got["content"] and "｜" not in got["content"], got
+
+
+def test_an_end_of_turn_marker_followed_by_more_text_stays_text() -> None:
+    output = "Use <|im_end|> to end a turn in ChatML."
+    assert read("Qwen-Qwen3-0.6B.jinja", output) == {"content": output, "ok": True}
+    # and a call after such text is still a call
+    got = read("Qwen-Qwen3-0.6B.jinja", "Use <|im_end|> here.\n" + HERMES_CALL)
+    assert got == {"content": "Use <|im_end|> here.", "tool_calls": [call(city="Paris")], "ok": True}
+
+
+def test_an_end_of_turn_marker_after_reasoning_alone() -> None:
+    got = read("Qwen-Qwen3-0.6B.jinja", "<think>\nNothing to say.\n</think>\n\n<|im_end|>")
+    assert got == {"content": "", "reasoning_content": "Nothing to say.", "ok": True}
+
+
+def test_end_markers_are_not_dropped_where_the_format_uses_them() -> None:
+    """GigaChat 3 writes a call as its own turn after <|message_sep|>: that
+    marker starts calls there, so it is not a stop."""
+    assert zoo_parser("GigaChat3-10B-A1.8B.jinja").analysis.turn_end == ("<|message_sep|>",)
+    assert turn_end_markers(zoo_parser("GigaChat3-10B-A1.8B.jinja").analysis) == ()
+
+
+def test_the_grammar_does_not_take_end_markers() -> None:
+    """The grammar is what a model must write before the engine stops it."""
+    generated = zoo_generated("Qwen-Qwen3-0.6B.jinja")
+    assert "im_end" not in generated.grammar
+
+
+# -- closers a model repeats ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "template, output",
+    [
+        ("Qwen-Qwen3-0.6B.jinja", HERMES_CALL + "</tool_call>"),
+        ("Qwen-Qwen3-0.6B.jinja", HERMES_CALL + "\n</tool_call>\n</tool_call><|im_end|>"),
+        ("Qwen3-Coder.jinja", CODER_CALL + "\n</tool_call>"),
+    ],
+)
+def test_duplicated_closers_after_a_call_are_dropped(template: str, output: str) -> None:
+    assert read(template, output) == {"content": "", "tool_calls": [call(city="Paris")], "ok": True}
+
+
+def test_text_after_a_duplicated_closer_is_content() -> None:
+    got = read("Qwen-Qwen3-0.6B.jinja", HERMES_CALL + "</tool_call>\nDone.")
+    assert got == {"content": "Done.", "tool_calls": [call(city="Paris")], "ok": True}
