@@ -135,3 +135,41 @@ def test_duplicated_closers_after_a_call_are_dropped(template: str, output: str)
 def test_text_after_a_duplicated_closer_is_content() -> None:
     got = read("Qwen-Qwen3-0.6B.jinja", HERMES_CALL + "</tool_call>\nDone.")
     assert got == {"content": "Done.", "tool_calls": [call(city="Paris")], "ok": True}
+
+
+# -- reasoning edges --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("output", ["<think><think>Plan.</think>Answer.", "<think>\n<think>\nPlan.\n</think>\n\nAnswer."])
+def test_a_repeated_reasoning_opener_opens_one_block(output: str) -> None:
+    assert read("Qwen-Qwen3-0.6B.jinja", output) == {"content": "Answer.", "reasoning_content": "Plan.", "ok": True}
+
+
+def test_the_opener_the_prompt_wrote_repeated_by_the_model() -> None:
+    """Qwen3.5's generation prompt opens <think>; a model that writes it again
+    opens no second block (the reference keeps '<think>' as reasoning text:
+    Qwen3.5-4B#11 in tests/shared-known-failures.json)."""
+    generated = zoo_generated("Qwen3.5-4B.jinja")
+    assert generated.generation_prompt.endswith("<think>\n")
+    assert read("Qwen3.5-4B.jinja", "<think>\nPlan.\n</think>\n\nAnswer.") == {
+        "content": "Answer.",
+        "reasoning_content": "Plan.",
+        "ok": True,
+    }
+
+
+@pytest.mark.parametrize("output", ["</think>Answer.", "\n</think>\n\nAnswer.", "<think></think>Answer.", "<think>\n\n</think>\n\nAnswer."])
+def test_an_empty_or_bare_closed_block_is_no_reasoning_and_not_content(output: str) -> None:
+    assert read("Qwen-Qwen3-0.6B.jinja", output) == {"content": "Answer.", "ok": True}
+
+
+def test_a_bare_closer_cut_short_is_not_shown_until_it_is_decided() -> None:
+    assert read("Qwen-Qwen3-0.6B.jinja", "</thinking about it") == {"content": "</thinking about it", "ok": True}
+
+
+def test_the_grammar_keeps_one_opener() -> None:
+    """The leniency is the parser's: a constrained model writes one opener."""
+    generated = zoo_generated("Qwen-Qwen3-0.6B.jinja")
+    strict = generated.strict() if generated.strict else generated.built
+    assert "Repetition(Sequence(Literal(<think>)" not in strict.parser.dump()
+    assert "Repetition(Sequence(Literal(<think>)" in generated.built.parser.dump()

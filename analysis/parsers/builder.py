@@ -133,11 +133,19 @@ def boilerplate_and_reasoning_start(
     return prompt, False
 
 
-def _reasoning(analysis: TemplateAnalysis, cleared_start: bool, stops: tuple[str, ...] = (), turn_end: Sequence[str] = ()) -> Parser:
+def _reasoning(
+    analysis: TemplateAnalysis,
+    cleared_start: bool,
+    stops: tuple[str, ...] = (),
+    turn_end: Sequence[str] = (),
+    strict: bool = False,
+) -> Parser:
     """The reasoning block.  One cut off before its end marker (the output hit
     max_tokens while thinking) is reasoning too, up to the first of ``stops``
     (a tool-call marker: a call written inside an unclosed block is a call) or
-    the ``turn_end`` markers that end the output."""
+    the ``turn_end`` markers that end the output.  Not ``strict`` (parsing): a
+    repeated opener opens one block, an end marker alone at the start closes an
+    empty one."""
     r = analysis.reasoning
     start, end = strip_ws(r.start), strip_ws(r.end)
     if not end:
@@ -145,13 +153,18 @@ def _reasoning(analysis: TemplateAnalysis, cleared_start: bool, stops: tuple[str
     body = text_until((end,), turn_end, tags.reasoning) + p.literal(end) + p.space()
     open_text = text_until(stops, turn_end, tags.reasoning)
     if start and not cleared_start:
-        # GLM's turn is "<|assistant|>\n<think>…": the model writes the newline first
-        block = p.space() + p.literal(start) + p.space() + body
-        unterminated = p.space() + p.literal(start) + p.space() + open_text
-    else:
-        block = body
-        unterminated = open_text
-    return p.optional(p.choice(tags.reasoning_block(block), tags.reasoning_block(unterminated)))
+        # GLM's turn is "<|assistant|>\n<think>…": the model writes the newline first;
+        # a model that repeats the opener the prompt wrote ("<think><think>") opens one block
+        opener = p.space() + p.literal(start) + p.space()
+        if strict:
+            return p.optional(p.choice(tags.reasoning_block(opener + body), tags.reasoning_block(opener + open_text)))
+        opener = opener + p.zero_or_more(p.literal(start) + p.space())
+        block = opener + body
+        unterminated = opener + open_text
+        # an end marker alone at the start closes an empty block: no reasoning, and not content
+        empty = p.space() + p.literal(end) + p.space()
+        return p.optional(p.choice(*(tags.reasoning_block(b) for b in (block, unterminated, empty))))
+    return p.optional(p.choice(tags.reasoning_block(body), tags.reasoning_block(open_text)))
 
 
 def _content_until(analysis: TemplateAnalysis, trigger: str, *more: str, stops: Sequence[str] = ()) -> Parser:
@@ -509,7 +522,7 @@ def build_parser(
     trigger_text = trigger_marker(analysis) if tools_on and calls_builder is None else ""
     # the grammar constrains what a model writes before the engine stops it: no stop markers
     stops = () if for_grammar else turn_end_markers(analysis)
-    reasoning = _reasoning(analysis, cleared, (trigger_text,) if trigger_text else (), stops) if extracts else p.eps()
+    reasoning = _reasoning(analysis, cleared, (trigger_text,) if trigger_text else (), stops, for_grammar) if extracts else p.eps()
     tool_calls: Parser | None = None
     trigger = ""
     strict: Parser | None = None
