@@ -8,9 +8,14 @@ chunks) and must end as the whole parse does (:func:`tests.reading.read`).
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from analysis.generation.generate import auto_parser
+from analysis.generation.streaming import stream_output
+from analysis.messages.mapper import accumulate
+from analysis.parsers.request import ChatRequest
 from analysis.parsers.builder import turn_end_markers
 from analysis.template.loading import load_template
 from tests.conftest import ZOO, needs_shared
@@ -48,8 +53,6 @@ def test_the_analysis_finds_the_end_of_turn_markers(template: str, markers: tupl
 def test_the_end_of_sequence_token_of_a_models_files_is_an_end_marker(tmp_path) -> None:
     source = (ZOO / "mistralai-Mistral-Nemo-Instruct-2407.jinja").read_text()
     config = tmp_path / "tokenizer_config.json"
-    import json
-
     config.write_text(json.dumps({"chat_template": source, "eos_token": "</s>", "bos_token": "<s>"}))
     assert auto_parser(load_template(config)).analysis.turn_end == ("</s>",)
 
@@ -173,3 +176,124 @@ def test_the_grammar_keeps_one_opener() -> None:
     strict = generated.strict() if generated.strict else generated.built
     assert "Repetition(Sequence(Literal(<think>)" not in strict.parser.dump()
     assert "Repetition(Sequence(Literal(<think>)" in generated.built.parser.dump()
+
+
+# -- a value that does not fit its schema -----------------------------------------------------
+
+CODER = "Qwen3-Coder.jinja"
+GLM = "GLM-4.6.jinja"
+
+
+def _coder(*arguments: tuple[str, str]) -> str:
+    args = "".join(f"<parameter={k}>\n{v}\n</parameter>\n" for k, v in arguments)
+    return f"<tool_call>\n<function=get_weather>\n{args}</function>\n</tool_call>"
+
+
+def _glm(*arguments: tuple[str, str]) -> str:
+    args = "".join(f"<arg_key>{k}</arg_key>\n<arg_value>{v}</arg_value>\n" for k, v in arguments)
+    return f"<tool_call>get_weather\n{args}</tool_call>"
+
+
+@pytest.mark.parametrize("written, value", [("007", "007"), ("3 days", "3 days"), ("{not json", "{not json"), ("[1,", "[1,")])
+@pytest.mark.parametrize("family", [_coder, _glm])
+def test_a_value_that_does_not_fit_its_type_keeps_the_call_as_written(family, written: str, value: str) -> None:
+    """days is an integer: a value that reads as none keeps the call, the value
+    a string as written (the schema check reports it: parse warns)."""
+    got = read(CODER if family is _coder else GLM, family(("city", "Paris"), ("days", written)))
+    assert got == {"content": "", "tool_calls": [call(city="Paris", days=value)], "ok": True}
+    from analysis.generation.call_check import call_problems
+    from analysis.messages.mapper import Message, ToolCall
+    from tests.conftest import WEATHER_TOOLS
+
+    message = Message(tool_calls=(ToolCall("get_weather", json.dumps({"city": "Paris", "days": value})),))
+    assert any("days" in problem for problem in call_problems(message, WEATHER_TOOLS))
+
+
+@pytest.mark.parametrize("written, value", [("3", 3), ("-2", -2), ("True", True), ("null", None), ("None", None)])
+def test_values_that_fit_read_as_their_type(written: str, value: object) -> None:
+    for family, template in ((_coder, CODER), (_glm, GLM)):
+        got = read(template, family(("city", "Paris"), ("days", written)))
+        assert got["tool_calls"] == [call(city="Paris", days=value)], (template, got)
+
+
+def test_an_argument_not_in_the_schema_keeps_the_call() -> None:
+    got = read(CODER, _coder(("city", "Paris"), ("units", "metric"), ("count", "2")))
+    assert got == {"content": "", "tool_calls": [call(city="Paris", units="metric", count=2)], "ok": True}
+    got = read(GLM, _glm(("town", "Paris")))
+    assert got == {"content": "", "tool_calls": [call(town="Paris")], "ok": True}
+
+
+def test_a_name_is_shown_once_what_follows_confirms_it() -> None:
+    """'city' is a prefix of the unknown 'city_name': a stream never shows 'city'."""
+    assert read(CODER, _coder(("city_name", "Paris")))["tool_calls"] == [call(city_name="Paris")]
+
+
+def test_a_missing_value_closer_ends_at_the_next_argument() -> None:
+    output = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>"
+    assert read(CODER, output)["tool_calls"] == [call(city="Paris", days=3)]
+    output = "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris\n<arg_key>days</arg_key>\n<arg_value>3</arg_value>\n</tool_call>"
+    assert read(GLM, output)["tool_calls"] == [call(city="Paris", days=3)]
+
+
+def test_a_missing_value_opener_is_read() -> None:
+    output = "<tool_call>get_weather\n<arg_key>city</arg_key>\nParis</arg_value>\n<arg_key>days</arg_key>3</arg_value>\n</tool_call>"
+    assert read(GLM, output)["tool_calls"] == [call(city="Paris", days=3)]
+
+
+def test_glm_object_arguments_escaped_as_a_json_string() -> None:
+    tools = [{"type": "function", "function": {"name": "configure", "parameters": {"type": "object", "properties": {
+        "config": {"type": "object"}, "tags": {"type": "array"}, "note": {"type": "string"}}}}}]
+    generated = zoo_parser(GLM).generate(ChatRequest.from_json({"messages": [{"role": "user", "content": "x"}], "tools": tools}))
+    output = '<tool_call>configure\n<arg_key>config</arg_key>\n<arg_value>"{\\"a\\": 1}"</arg_value>\n<arg_key>tags</arg_key>\n<arg_value>"[1, 2]"</arg_value>\n<arg_key>note</arg_key>\n<arg_value>"{\\"b\\": 2}"</arg_value>\n</tool_call>'
+    outcome = generated.parse(output)
+    assert outcome.ok
+    # the string parameter keeps its text as written
+    assert json.loads(outcome.message.tool_calls[0].arguments) == {"config": {"a": 1}, "tags": [1, 2], "note": '"{\\"b\\": 2}"'}
+    deltas, streamed, _ = stream_output(generated, output, 1)
+    assert streamed.message == outcome.message and accumulate(deltas) == outcome.message
+
+
+# -- values read by the tool's schema --------------------------------------------------------
+
+TYPED_TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {
+    "nullable": {"type": ["string", "null"]},
+    "either": {"anyOf": [{"type": "string"}, {"type": "integer"}, {"type": "object"}, {"type": "array"}]},
+    "flag": {"type": "string", "nullable": True},
+    "text": {"type": "string"},
+}}}}]
+
+
+@pytest.mark.parametrize(
+    "name, written, value",
+    [
+        ("nullable", "null", None),
+        ("nullable", "Paris", "Paris"),
+        ("flag", "null", None),
+        ("either", "42", 42),
+        ("either", '{"a": 1}', {"a": 1}),
+        ("either", "[1]", [1]),
+        ("either", "2 dollars", "2 dollars"),
+        ("either", "{not json", "{not json"),
+        ("text", "null", "null"),  # a string schema's value is its text
+        ("text", "42", "42"),
+    ],
+)
+def test_a_value_is_the_first_non_string_type_its_schema_allows_that_it_reads_as(name: str, written: str, value: object) -> None:
+    generated = zoo_parser(CODER).generate(ChatRequest.from_json({"messages": [{"role": "user", "content": "x"}], "tools": TYPED_TOOLS}))
+    output = f"<tool_call>\n<function=f>\n<parameter={name}>\n{written}\n</parameter>\n</function>\n</tool_call>"
+    outcome = generated.parse(output)
+    assert outcome.ok and json.loads(outcome.message.tool_calls[0].arguments) == {name: value}
+    for size in (1, 3):
+        deltas, streamed, _ = stream_output(generated, output, size)
+        assert streamed.message == outcome.message and accumulate(deltas) == outcome.message
+
+
+def test_a_typed_value_cut_short_is_kept_as_written() -> None:
+    """A stream shows a typed value once decided; an output cut short inside
+    one keeps it as written (never lost)."""
+    output = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n<parameter=days>\n12"
+    outcome = zoo_generated(CODER).parse(output)
+    assert not outcome.ok and outcome.need_more
+    assert outcome.message.tool_calls[0].arguments == '{"city": "Paris", "days": 12'
+    deltas, streamed, _ = stream_output(zoo_generated(CODER), output, 1)
+    assert accumulate(deltas) == streamed.message == outcome.message

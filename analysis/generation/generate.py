@@ -133,7 +133,7 @@ class Generated:
             # partial parse reads one more call), it was cut short, as the stream showed
             prefix = self.parse_text(output, partial=True)
             if prefix.status is Status.NEED_MORE:
-                cut_message = map_result(prefix, self.keeps_reasoning_in_content, self.hooks)
+                cut_message = map_result(prefix, self.keeps_reasoning_in_content, self.hooks, final=True)
                 if len(cut_message.tool_calls) > len(message.tool_calls):
                     warning = "the output ends inside a tool call (cut off at max_tokens?)"
                     return ParseOutcome(cut_message, False, warning, need_more=True)
@@ -192,7 +192,7 @@ class Generated:
             return None
         # (nothing more comes: reasoning a stream held back while its block was
         # open, a call marker in it included, is reasoning now, not dropped)
-        message = map_result(result, self.keeps_reasoning_in_content, self.hooks)
+        message = map_result(result, self.keeps_reasoning_in_content, self.hooks, final=True)
         # and the text of a call not shown yet (its name cut short) stays, as written
         prompt = len(self.generation_prompt)
         message = with_rest(message, output[unshown_from(result, self.hooks, prompt) - prompt :])

@@ -371,7 +371,7 @@ class StreamParser:
         for result in readings:
             if result.status is Status.FAILURE:
                 continue
-            read = map_result(result, generated.keeps_reasoning_in_content, generated.hooks)
+            read = map_result(result, generated.keeps_reasoning_in_content, generated.hooks, final=True)
             try:
                 message_deltas(shown, read)
             except NotAnExtension:

@@ -31,11 +31,13 @@ from analysis.messages.tags import (
     REASONING_BLOCK,
     TOOL,
     TOOL_ARG,
+    TOOL_ARG_ENCODED,
     TOOL_ARG_JSON,
     TOOL_ARG_NAME,
     TOOL_ARG_PY,
     TOOL_ARG_RAW,
     TOOL_ARG_STRING,
+    TOOL_ARG_TYPED,
     TOOL_ARGS,
     TOOL_ID,
     TOOL_NAME,
@@ -112,16 +114,29 @@ def json_value(text: str, complete: bool) -> str:
     return "" if stripped in ("T", "Tr", "Tru", "F", "Fa", "Fal", "Fals", "N", "No") else stripped
 
 
+def encoded_json_value(text: str, complete: bool) -> str:
+    """A JSON string whose text is the JSON of an object or array (written for
+    an object parameter, escaped once too often): that object or array; any
+    other JSON string stays the string."""
+    value = json_value(text, complete)
+    try:
+        inner = json.loads(json.loads(value))
+    except (ValueError, TypeError):
+        return value
+    return json.dumps(inner, ensure_ascii=False) if isinstance(inner, (dict, list)) else value
+
+
 #: the generic value captures and their decoders ``(text, complete) -> JSON text``
 _DECODERS: dict[str, Callable[[str, bool], str]] = {
     TOOL_ARG_STRING: string_value,
     TOOL_ARG_JSON: json_value,
+    TOOL_ARG_ENCODED: encoded_json_value,
     TOOL_ARG_RAW: raw_string_value,
     TOOL_ARG_PY: py_to_json,
 }
 
 
-def _tagged_arguments(call: TagNode, hooks: OutputHooks) -> str:
+def _tagged_arguments(call: TagNode, hooks: OutputHooks, final: bool) -> str:
     decoders = {**_DECODERS, **hooks.value_decoders}
     parts: list[str] = []
     for arg in call.find(TOOL_ARG):
@@ -130,9 +145,11 @@ def _tagged_arguments(call: TagNode, hooks: OutputHooks) -> str:
             break
         head = json.dumps(names[0].text, ensure_ascii=False) + ": "
         value = ""
-        for tag, decode in decoders.items():
-            for node in arg.find(tag):
-                value = decode(node.text, node.complete)
+        # a typed value may still turn out to be text, as written: it shows once complete
+        if final or all(typed.complete for typed in arg.find(TOOL_ARG_TYPED)):
+            for tag, decode in decoders.items():
+                for node in arg.find(tag):
+                    value = decode(node.text, node.complete)
         parts.append(head + value)
         if not arg.complete:
             break
@@ -140,7 +157,7 @@ def _tagged_arguments(call: TagNode, hooks: OutputHooks) -> str:
     return text + "}" if call.complete else text
 
 
-def _call(node: TagNode, hooks: OutputHooks) -> ToolCall | None:
+def _call(node: TagNode, hooks: OutputHooks, final: bool) -> ToolCall | None:
     names = node.find(TOOL_NAME)
     if not names or not names[0].complete:
         return None  # arguments wait until the name is known
@@ -149,7 +166,7 @@ def _call(node: TagNode, hooks: OutputHooks) -> ToolCall | None:
     if raw:
         arguments = raw[0].text.strip(_WS) if raw[0].complete else raw[0].text.lstrip(_WS)
     elif node.complete or any(n.complete for n in node.find(TOOL_ARG_NAME)):
-        arguments = _tagged_arguments(node, hooks)
+        arguments = _tagged_arguments(node, hooks, final)
     else:
         arguments = ""
     return ToolCall(names[0].text, arguments, ids[0] if ids else None)
@@ -159,6 +176,7 @@ def _call(node: TagNode, hooks: OutputHooks) -> ToolCall | None:
 class _Walk:
     hooks: OutputHooks
     keep_reasoning_in_content: bool = False
+    final: bool = False
     content: list[str] = field(default_factory=list)
     reasoning: list[str] = field(default_factory=list)
     calls: list[ToolCall] = field(default_factory=list)
@@ -168,7 +186,7 @@ class _Walk:
             self.message(node, self.hooks.route(node, self.keep_reasoning_in_content))
             return
         if node.name == TOOL:
-            call = _call(node, self.hooks)
+            call = _call(node, self.hooks, self.final)
             if call is not None:
                 self.calls.append(call)
             return
@@ -201,10 +219,13 @@ class _Walk:
             self.content.append(body.text)
 
 
-def map_result(result: ParseResult, keep_reasoning_in_content: bool = False, hooks: OutputHooks = GENERIC) -> Message:
+def map_result(
+    result: ParseResult, keep_reasoning_in_content: bool = False, hooks: OutputHooks = GENERIC, final: bool = False
+) -> Message:
     """The message a parse tree describes (see the module docstring); ``hooks``
-    read the format's own captures."""
-    walk = _Walk(hooks, keep_reasoning_in_content)
+    read the format's own captures.  ``final``: nothing more comes (an output
+    cut short), so a typed value cut short shows as written."""
+    walk = _Walk(hooks, keep_reasoning_in_content, final)
     for node in result.tree:
         walk.visit(node)
     reasoning = "".join(walk.reasoning).strip(_WS)

@@ -120,7 +120,14 @@ def python_value() -> Parser:
     # string insides are until-scans (linear streaming); an escape is read whole
     dq = p.literal('"') + p.zero_or_more(p.choice(p.literal("\\") + p.chars("[^\\n]"), p.until('"', "\\"))) + p.literal('"')
     sq = p.literal("'") + p.zero_or_more(p.choice(p.literal("\\") + p.chars("[^\\n]"), p.until("'", "\\"))) + p.literal("'")
-    number = p.chars("[-+0-9.eE]", 1, UNBOUNDED)
+    # a number as JSON writes it (so its text passes through as JSON): 007 or 1e+-2 is no number
+    digits = p.chars("[0-9]", 1, UNBOUNDED)
+    number = (
+        p.optional(p.literal("-"))
+        + p.choice(p.literal("0"), p.chars("[1-9]", 1, 1) + p.chars("[0-9]", 0, UNBOUNDED))
+        + p.optional(p.literal(".") + digits)
+        + p.optional(p.chars("[eE]", 1, 1) + p.optional(p.chars("[-+]", 1, 1)) + digits)
+    )
     word = p.choice(*(p.literal(w) for w in ("True", "False", "None", "true", "false", "null")))
     items = p.optional(ref + p.zero_or_more(ws + p.literal(",") + ws + ref) + ws + p.optional(p.literal(",") + ws))
     listing = p.literal("[") + ws + items + p.literal("]")

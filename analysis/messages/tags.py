@@ -21,6 +21,8 @@ names.  Every name is here, once.
     TOOL_ARG_JSON      a value that is JSON text (text when it is not JSON)
     TOOL_ARG_RAW       a value that is text, kept as written (escaped)
     TOOL_ARG_PY        a Python literal (True, None, 'single quotes')
+    TOOL_ARG_ENCODED   a JSON string holding the JSON of an object or array (GLM's double-escaped arguments)
+    TOOL_ARG_TYPED     a value read by its schema's type, which may still turn out to be text: shown once complete
     TOOL_ARG_GEMMA     a Gemma 4 value (bare keys, <|"|> strings); decoded by its handler
     HARMONY_MSG        a harmony message (gpt-oss); HARMONY_MSG_RAW when reasoning stays in content
     H_TO, H_CHANNEL, H_BODY   a harmony message's recipient, channel and body
@@ -44,6 +46,8 @@ TOOL_ARG_STRING = "tool-arg-string"
 TOOL_ARG_JSON = "tool-arg-json"
 TOOL_ARG_RAW = "tool-arg-raw"
 TOOL_ARG_PY = "tool-arg-py"
+TOOL_ARG_ENCODED = "tool-arg-encoded"
+TOOL_ARG_TYPED = "tool-arg-typed"
 TOOL_ARG_GEMMA = "tool-arg-gemma"
 HARMONY_MSG = "harmony-msg"
 HARMONY_MSG_RAW = "harmony-msg-raw"

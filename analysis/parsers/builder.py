@@ -20,10 +20,12 @@ from analysis.messages import tags
 from analysis.messages.pyliteral import python_value
 from analysis.messages.tags import (
     TOOL_ARG,
+    TOOL_ARG_ENCODED,
     TOOL_ARG_JSON,
     TOOL_ARG_NAME,
     TOOL_ARG_PY,
     TOOL_ARG_STRING,
+    TOOL_ARG_TYPED,
 )
 from analysis.parsers.request import ChatRequest, ReasoningFormat, ToolChoice
 from analysis.phases.result import (
@@ -335,57 +337,36 @@ def _exact(text: str) -> Parser:
 
 
 def _tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any], strict: bool = False) -> Parser:
-    """Tagged arguments.  For parsing (lenient): in any order, each optional;
-    string values up to the value closer, other values as JSON or Python
-    literals.  For the grammar (``strict``): the schema's required arguments
-    present, the others at most once (:func:`argument_set`), no unknown names
-    unless ``additionalProperties`` allows them, string enums as their values,
-    other values as JSON constrained by their schema."""
+    """Tagged arguments.  For parsing (lenient), :func:`_lenient_tagged_args`.
+    For the grammar (``strict``): the schema's required arguments present, the
+    others at most once (:func:`argument_set`), no unknown names unless
+    ``additionalProperties`` allows them, string enums as their values, other
+    values as JSON constrained by their schema."""
+    if not strict:
+        return _lenient_tagged_args(analysis, function)
     a = analysis.tools.arguments
-    value_end = strip_ws(a.value_suffix)
-    # (lenient) the call's close, when it differs from the value closer: "</function>"
-    function_close = strip_ws(analysis.tools.function.close)
-    if function_close in ("", value_end) or strict:
-        function_close = ""
     params = _parameters(function)
-    properties = params.get("properties") or {}
-    if not isinstance(properties, Mapping):
-        properties = {}
+    properties = _properties(params)
 
     def argument(name: str, arg_schema: Any) -> Parser:
-        head = marker(a.name_prefix, strict) + p.tag(TOOL_ARG_NAME, p.literal(name) if name else p.chars(_NAME_CHARS, 1, UNBOUNDED))
+        head = marker(a.name_prefix, True) + p.tag(TOOL_ARG_NAME, p.literal(name) if name else p.chars(_NAME_CHARS, 1, UNBOUNDED))
         if _is_string_schema(arg_schema):
-            closer = value_end or strip_ws(a.name_prefix)
             # the value keeps its leading whitespace after the last marker before it
             # (GLM writes "</arg_key>\n<arg_value>": the newline belongs to no value)
-            suffix = marker(a.name_suffix, strict) if strip_ws(a.value_prefix) else _exact(a.name_suffix)
+            suffix = marker(a.name_suffix, True) if strip_ws(a.value_prefix) else _exact(a.name_suffix)
             enum = arg_schema.get("enum") if isinstance(arg_schema, Mapping) else None
-            if strict and isinstance(enum, list) and enum and all(isinstance(v, str) for v in enum):
+            if isinstance(enum, list) and enum and all(isinstance(v, str) for v in enum):
                 value = p.space() + p.choice(*(p.literal(v) for v in sorted(enum, key=len, reverse=True))) + p.space()
-            elif function_close and not strict:
-                # the value ends at its closer where the call goes on (another
-                # argument or the call's close): "x </parameter> y" inside a value
-                # stays text; a value whose closer was left out ends at the call's close
-                nexts = [n for n in (strip_ws(a.name_prefix), function_close) if n]
-                ends = [closer + gap + n for n in nexts for gap in _GAPS]
-                value = p.until(*ends, function_close)
             else:
-                value = p.until(closer)
+                value = p.until(strip_ws(a.value_suffix) or strip_ws(a.name_prefix))
             body = suffix + _exact(a.value_prefix) + p.tag(TOOL_ARG_STRING, value)
-            if function_close and not strict:
-                return p.tag(TOOL_ARG, head + body + p.optional(marker(a.value_suffix, strict))) + p.space()
         else:
             json_schema = arg_schema if isinstance(arg_schema, Mapping) else {}
-            # JSON, or a Python literal (a template that writes {{ value }} renders [True, None, 'a'])
             json_value = p.tag(TOOL_ARG_JSON, p.schema(p.json_value(), f"{function['name']}-{name or 'extra'}", json_schema))
-            value = json_value if strict else p.choice(json_value, p.tag(TOOL_ARG_PY, python_value()))
-            body = marker(a.name_suffix, strict) + marker(a.value_prefix, strict) + value + p.space()
-        return p.tag(TOOL_ARG, head + body + marker(a.value_suffix, strict)) + p.space()
+            body = marker(a.name_suffix, True) + marker(a.value_prefix, True) + json_value + p.space()
+        return p.tag(TOOL_ARG, head + body + marker(a.value_suffix, True)) + p.space()
 
     names = sorted(properties, key=lambda n: -len(str(n)))  # longest first, as for function names
-    if not strict:
-        options = [argument(str(n), properties[n]) for n in names]
-        return p.zero_or_more(p.choice(*options)) if options else p.eps()
     required = [str(n) for n in params.get("required") or [] if n in properties]
     optional = [str(n) for n in names if str(n) not in required]
     extra = params.get("additionalProperties", False)
@@ -395,6 +376,109 @@ def _tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any], strict
         [argument(n, properties[n]) for n in optional],
         extra_arg,
     )
+
+
+def _properties(params: Mapping[str, Any]) -> Mapping[str, Any]:
+    properties = params.get("properties") or {}
+    return properties if isinstance(properties, Mapping) else {}
+
+
+def _is_only_string(schema: Any) -> bool:
+    """Whether every value ``schema`` allows is a string (a type list or
+    ``anyOf`` with another type, or ``nullable``, is not)."""
+    if not isinstance(schema, Mapping) or schema.get("nullable"):
+        return False
+    kind = schema.get("type")
+    if kind == "string" or kind == ["string"]:
+        return True
+    if kind is None and "enum" in schema and all(isinstance(v, str) for v in schema["enum"]):
+        return True
+    alternatives = schema.get("anyOf") or schema.get("oneOf")
+    return kind is None and isinstance(alternatives, list) and bool(alternatives) and all(_is_only_string(s) for s in alternatives)
+
+
+def _markup(text: str) -> bool:
+    return not _MARKUP_CHARS.isdisjoint(text)
+
+
+#: characters that make a marker markup (a model does not write it in prose by accident)
+_MARKUP_CHARS = frozenset("<>[]|")
+
+
+def _lenient_tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any]) -> Parser:
+    """Tagged arguments as parsing reads them: in any order, each optional,
+    names not in the schema too.  A value is read by the parameter's schema
+    (:func:`_schema_value`): a string schema's value is the text up to its
+    closer; any other is the first of JSON or a Python literal that fills the
+    value up to its end, else the text as written, a string (the call is
+    kept; the schema check reports it).  A value's closer may be missing: it
+    ends at the next argument's opener or the call's close."""
+    a = analysis.tools.arguments
+    name_prefix, value_end = strip_ws(a.name_prefix), strip_ws(a.value_suffix)
+    function_close = strip_ws(analysis.tools.function.close)
+    if function_close == value_end:
+        function_close = ""
+    properties = _properties(_parameters(function))
+    names = sorted((str(n) for n in properties), key=lambda n: -len(n))  # longest first
+    # the next argument's opener ("<parameter=days>"), where it is markup: a value
+    # whose closer was left out ends there
+    openers = (
+        [name_prefix + n + strip_ws(a.name_suffix) for n in names] if _markup(name_prefix) and strip_ws(a.name_suffix) else []
+    )
+    closer = value_end or name_prefix
+    if function_close:
+        # the value ends at its closer where the call goes on (another argument
+        # or the call's close): "x </parameter> y" inside a value stays text
+        nexts = [n for n in (name_prefix, function_close) if n]
+        string_ends = [closer + gap + n for n in nexts for gap in _GAPS] + [function_close, *openers]
+    else:
+        string_ends = [closer, *openers]
+    # what may follow a typed value: its closer, or (left out) what comes after one
+    typed_ends = [closer, *openers, function_close] if value_end else [name_prefix, strip_ws(analysis.tools.function.close), *openers]
+    value_open = p.optional(_exact(a.value_prefix)) if strip_ws(a.value_prefix) else _exact(a.value_prefix)
+    string_value = p.tag(TOOL_ARG_STRING, p.until(*string_ends))
+    # the string keeps its leading whitespace after the last marker before it
+    # (GLM writes "</arg_key>\n<arg_value>": the newline belongs to no value)
+    string_body = (marker(a.name_suffix) if strip_ws(a.value_prefix) else _exact(a.name_suffix)) + value_open + string_value
+    typed_head = marker(a.name_suffix) + (p.optional(marker(a.value_prefix)) if strip_ws(a.value_prefix) else marker(a.value_prefix))
+    typed_end = p.peek(p.space() + p.choice(*(p.literal(e) for e in dict.fromkeys(typed_ends) if e)))
+
+    # a name is complete (and shown) once what follows it confirms it: "city" is
+    # not a name in "<parameter=city_name>"
+    name_end = p.peek(marker(a.name_suffix)) if strip_ws(a.name_suffix) else p.eps()
+
+    def argument(name: str, arg_schema: Any) -> Parser:
+        spelled = p.literal(name) if name else p.chars(_NAME_CHARS, 1, UNBOUNDED)
+        head = marker(a.name_prefix) + p.tag(TOOL_ARG_NAME, spelled + name_end)
+        if _is_only_string(arg_schema):
+            body = string_body
+        else:
+            body = p.choice(typed_head + _schema_value(arg_schema, f"{function['name']}-{name or 'extra'}", typed_end), string_body)
+        return p.tag(TOOL_ARG, head + body + p.optional(marker(a.value_suffix))) + p.space()
+
+    options = [argument(n, properties[n]) for n in names]
+    options.append(argument("", {}))  # a name not in the schema: kept (the schema check reports it)
+    return p.zero_or_more(p.choice(*options))
+
+
+def _schema_value(schema: Any, rule: str, end: Parser) -> Parser:
+    """A typed value that fills its place up to ``end``: JSON, else a Python
+    literal (a template that writes {{ value }} renders [True, None, 'a'])."""
+    json_schema = schema if isinstance(schema, Mapping) else {}
+    # (the capture holds the end's lookahead: a value is complete, and shown, once it is decided)
+    json_value = p.tag(TOOL_ARG_JSON, p.schema(p.json_value(), rule, json_schema) + p.space() + end)
+    python = p.tag(TOOL_ARG_PY, python_value() + p.space() + end)
+    if _takes_structure(json_schema):  # GLM writes an object escaped as a JSON string: "{\"a\": 1}"
+        encoded = p.tag(TOOL_ARG_ENCODED, p.peek(p.literal('"')) + p.json_value() + p.space() + end)
+        return p.tag(TOOL_ARG_TYPED, p.choice(encoded, json_value, python))
+    return p.tag(TOOL_ARG_TYPED, p.choice(json_value, python))
+
+
+def _takes_structure(schema: Mapping[str, Any]) -> bool:
+    """Whether ``schema`` allows an object or an array and no string."""
+    kinds = schema.get("type")
+    kinds = [kinds] if isinstance(kinds, str) else kinds if isinstance(kinds, list) else []
+    return bool({"object", "array"} & set(kinds)) and "string" not in kinds
 
 
 #: The whitespace models put between a value's closer and the next marker.
