@@ -235,10 +235,15 @@ def _repetition(node: Repetition, st: _State, pos: int) -> _Result:
 def _until(node: Until, st: _State, pos: int) -> _Result:
     text = st.text
     best = -1
-    for delim in node.delimiters:
-        i = text.find(delim, pos)
-        if i >= 0 and (best < 0 or i < best):
-            best = i
+    for anchor, group in _anchors(node.delimiters):
+        # the first place where a delimiter of the group starts: the group's
+        # shared beginning, found once, then each delimiter checked there
+        i = text.find(anchor, pos)
+        while i >= 0 and (best < 0 or i < best):
+            if len(group) == 1 or any(text.startswith(d, i) for d in group):
+                best = i
+                break
+            i = text.find(anchor, i + 1)
     if best >= 0:
         return OK, best, _NONE
     if node.stops:
@@ -247,6 +252,25 @@ def _until(node: Until, st: _State, pos: int) -> _Result:
         # Hold back a tail that may be the start of a delimiter (``</thi``).
         return st.more(node, pos, len(text) - held_back(text, node.delimiters, pos))
     return OK, len(text), _NONE
+
+
+@functools.lru_cache(maxsize=1024)
+def _anchors(delimiters: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """``delimiters`` in groups that share a beginning of three or more
+    characters (``</parameter>\n<parameter=`` and ``</parameter>\n</function>``),
+    each with that beginning: one scan of the text per group, not per delimiter."""
+    groups: list[tuple[str, list[str]]] = []
+    for d in sorted(set(delimiters)):
+        if groups:
+            anchor, members = groups[-1]
+            shared = 0
+            while shared < min(len(anchor), len(d)) and anchor[shared] == d[shared]:
+                shared += 1
+            if shared >= 3:
+                groups[-1] = (anchor[:shared], [*members, d])
+                continue
+        groups.append((d, [d]))
+    return tuple((anchor, tuple(members)) for anchor, members in groups)
 
 
 def _before_stops(node: Until | Rest, held: tuple[str, ...], st: _State, pos: int) -> _Result:

@@ -135,14 +135,14 @@ def test_note_when_the_demo_template_is_used(tmp_path: Path) -> None:
 
 def test_a_failed_parse_shows_where_with_a_caret(files: dict[str, Path], tmp_path: Path) -> None:
     out = tmp_path / "bad.txt"
-    out.write_text('Sure.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": \x01"Paris"}}\n</tool_call>')
+    out.write_text('Sure.\n<tool_call>\n{"name": "get_weather", \x01"arguments": {"city": "Paris"}}\n</tool_call>')
     result = run_cli("parse", "--template", str(PROJECT_TEMPLATES / "demo.jinja"), "--tools", str(files["tools"]), str(out))
     assert result.exit_code == 1
     lines = result.stderr.splitlines()
     (at,) = [i for i, line in enumerate(lines) if line.startswith("error: output does not fit")]
     assert "line 3" in lines[at]
     shown, caret = lines[at + 1], lines[at + 2]
-    assert shown.endswith('"city": \\x01"Paris"}}')  # the control character escaped
+    assert shown.endswith('"get_weather", \\x01"arguments": {"city": "Paris"}}')  # the control character escaped
     assert caret.strip() == "^"
     # the caret stands under the first character that does not fit (the escaped \x01)
     assert shown[len(caret) - 1 :].startswith("\\x01")

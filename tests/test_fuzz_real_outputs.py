@@ -23,6 +23,7 @@ import pytest
 from analysis.checks.conformance import CaseRunner
 from analysis.generation.streaming import stream_output
 from analysis.messages.mapper import Message, accumulate, message_deltas
+from analysis.parsers.builder import turn_end_markers
 from analysis.parsers.request import ChatRequest
 from tests.conftest import SHARED, ZOO, needs_shared
 
@@ -177,3 +178,94 @@ def test_streams_of_every_zoo_templates_calls_never_contradict(seed: int) -> Non
                 kept += not outcome.ok and not outcome.need_more
                 assert accumulate(deltas) == outcome.message, (name, text)
     print(f"\n{streams} streams of zoo templates' own calls: 0 contradicted ({kept} kept what they showed)")
+
+
+# -- local deviations spliced into real renders (issue 20) -----------------------------------
+
+
+def _deviations(generated: Any, output: str, rng: random.Random) -> list[tuple[str, str]]:
+    """The deviations models write, spliced into a template's own rendering of a
+    call: end-of-turn markers after it, a closer written twice, a reasoning
+    opener written twice, a value that does not fit its type, a value's closer
+    left out."""
+    a = generated.analysis
+    out: list[tuple[str, str]] = []
+    for stop in turn_end_markers(a):
+        out.append(("stop", output + rng.choice(["", "\n"]) + stop + rng.choice(["", "\n"])))
+        out.append(("stop in text", "Use " + stop + " here.\n" + output))
+    for closer in (a.tools.format.per_call_end.strip(), a.tools.format.section_end.strip()):
+        if closer and output.rstrip().endswith(closer):
+            out.append(("closer twice", output + rng.choice(["", "\n"]) + closer))
+    start, end = a.reasoning.start.strip(), a.reasoning.end.strip()
+    if start and end:
+        out.append(("opener twice", start + start + "Plan.\n" + end + "\n" + output))
+        out.append(("bare closer", end + "\n" + output))
+    if "3" in output:
+        at = output.rfind("3")
+        out.append(("broken value", output[:at] + rng.choice(["007", "3 days", "{x", "[1,"]) + output[at + 1 :]))
+    closer = a.tools.arguments.value_suffix.strip()
+    if closer and closer in output:
+        at = output.find(closer)
+        out.append(("closer left out", output[:at] + output[at + len(closer) :]))
+    return out
+
+
+#: templates whose calls are not yet recovered from a value that breaks their
+#: format ("broken value"): the whole output stays content while the stream
+#: keeps what it showed (what is left of issue 20)
+BROKEN_VALUE_NOT_RECOVERED = {
+    # JSON arguments with nothing after them that only a call's end can be
+    # (Llama 3's bare JSON; an id after the arguments; Command R's indented
+    # array), or in a dedicated handler's own format
+    "CohereForAI-c4ai-command-r-plus-tool_use.jinja",
+    "CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja",
+    "meta-llama-Llama-3.1-8B-Instruct.jinja",
+    "meta-llama-Llama-3.2-3B-Instruct.jinja",
+    "meta-llama-Llama-3.3-70B-Instruct.jinja",
+    "mistralai-Mistral-Nemo-Instruct-2407.jinja",
+    "mistralai-Mistral-Small-3.1-24B-Instruct-2503.jinja",
+    "llama-cpp-lfm2.jinja",
+    "GigaChat3.1-10B-A1.8B.jinja",
+    "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja",
+    "llama-cpp-deepseek-r1.jinja",
+    # dedicated handlers: DSML/GCML typed parameters, Kimi K3, Gemma 4, LFM2 pythonic, GigaChat 3
+    "DeepSeek-V3.2.jinja",
+    "deepseek-ai-DeepSeek-V3.2.jinja",
+    "GigaChat3.5.jinja",
+    "GigaChat3-10B-A1.8B.jinja",
+    "Kimi-K3.jinja",
+    "gemma4.jinja",
+    "google-gemma-4-31B-it.jinja",
+    "google-gemma-4-31B-it-interleaved.jinja",
+    "LFM2.5-8B-A1B.jinja",
+    "LFM2.5-Instruct.jinja",
+    "LFM2-8B-A1B.jinja",
+}
+
+
+@needs_shared
+@pytest.mark.parametrize("seed", [1, 2])
+def test_streams_of_local_deviations_end_as_the_whole_parse(seed: int) -> None:
+    """Every deviation, streamed in random chunks: its deltas add up to its
+    final message, and that message is the whole output's parse (nothing a
+    stream shows is taken back, and nothing the whole parse reads is lost);
+    a broken format keeps the output unchanged.  The exceptions are listed:
+    broken values in the formats of BROKEN_VALUE_NOT_RECOVERED."""
+    rng = random.Random(seed)
+    streams = differ = 0
+    kinds: dict[str, int] = {}
+    for name, generated, output in _zoo_renders():
+        for kind, text in _deviations(generated, output, rng):
+            whole = generated.parse(text)
+            for size in (1, rng.randint(2, 7)):
+                deltas, outcome, _ = stream_output(generated, text, size)
+                streams += 1
+                assert accumulate(deltas) == outcome.message, (name, kind, text)
+                if outcome.message != whole.message:
+                    assert kind == "broken value" and name in BROKEN_VALUE_NOT_RECOVERED, (name, kind, text, size, outcome.message, whole.message)
+                    differ += 1
+            if not whole.ok and not whole.need_more:
+                assert whole.message == Message(content=text), (name, kind)
+            kinds[kind] = kinds.get(kind, 0) + 1
+    print(f"\n{streams} streams of deviations ({kinds}): {differ} differ from the whole parse (listed broken values)")
+    assert streams > 400

@@ -15,8 +15,8 @@ import pytest
 from analysis.generation.generate import auto_parser
 from analysis.generation.streaming import stream_output
 from analysis.messages.mapper import accumulate
-from analysis.parsers.request import ChatRequest
 from analysis.parsers.builder import turn_end_markers
+from analysis.parsers.request import ChatRequest
 from analysis.template.loading import load_template
 from tests.conftest import ZOO, needs_shared
 from tests.reading import call, read, zoo_generated, zoo_parser
@@ -297,3 +297,61 @@ def test_a_typed_value_cut_short_is_kept_as_written() -> None:
     assert outcome.message.tool_calls[0].arguments == '{"city": "Paris", "days": 12'
     deltas, streamed, _ = stream_output(zoo_generated(CODER), output, 1)
     assert accumulate(deltas) == streamed.message == outcome.message
+
+
+# -- dedicated formats: end markers, closers written twice, arguments that are not JSON --------
+
+
+KIMI_K2_CALL = "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{\"city\": \"Paris\"}<|tool_call_end|><|tool_calls_section_end|>"
+HARMONY_CALL = "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Paris\"}<|call|>"
+
+
+@pytest.mark.parametrize(
+    "template, output, extra",
+    [
+        ("moonshotai-Kimi-K2.jinja", KIMI_K2_CALL, "<|im_end|>"),
+        ("moonshotai-Kimi-K2.jinja", KIMI_K2_CALL, "<|tool_calls_section_end|>"),
+        ("moonshotai-Kimi-K2.jinja", KIMI_K2_CALL, "<|tool_call_end|>"),
+        ("openai-gpt-oss-120b.jinja", HARMONY_CALL, "<|return|>"),
+        ("openai-gpt-oss-120b.jinja", HARMONY_CALL, "<|call|>"),
+        ("meetkai-functionary-medium-v3.2.jinja", "get_weather\n{\"city\": \"Paris\"}", "<|eot_id|>"),
+        ("google-gemma-4-31B-it.jinja", "<|tool_call>call:get_weather{city:<|\"|>Paris<|\"|>}<tool_call|>", "<|tool_response>"),
+        ("google-gemma-4-31B-it.jinja", "<|tool_call>call:get_weather{city:<|\"|>Paris<|\"|>}<tool_call|>", "<turn|>"),
+    ],
+)
+def test_dedicated_formats_drop_end_markers_and_repeated_closers(template: str, output: str, extra: str) -> None:
+    plain = read(template, output)
+    assert plain["tool_calls"] == [call(city="Paris")], plain
+    assert read(template, output + "\n" + extra) == plain
+    assert read(template, output + extra + "\n") == plain
+
+
+@pytest.mark.parametrize(
+    "template, output, arguments",
+    [
+        ("Qwen-Qwen3-0.6B.jinja", '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "days": 007}}\n</tool_call>', '{"city": "Paris", "days": 007}'),
+        ("moonshotai-Kimi-K2.jinja", '<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{"city": Paris}<|tool_call_end|><|tool_calls_section_end|>', '{"city": Paris}'),
+        ("deepseek-ai-DeepSeek-V3.1.jinja", '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "Paris",}<｜tool▁call▁end｜><｜tool▁calls▁end｜>', '{"city": "Paris",}'),
+        ("Apertus-8B-Instruct.jinja", '<|tools_prefix|>[{"get_weather": {"city": "Paris", "days": 3 days}}]<|tools_suffix|>', '{"city": "Paris", "days": 3 days}'),
+    ],
+)
+def test_json_arguments_that_are_not_json_keep_the_call_as_written(template: str, output: str, arguments: str) -> None:
+    """The call stays a call, its arguments as written (the schema check
+    reports them: parse warns and exits 1), the text around it unchanged."""
+    generated = zoo_generated(template)
+    # (DeepSeek V3.1's generation prompt opens <think>: the reasoning ends first)
+    text = ("</think>" if generated.generation_prompt.endswith("<think>") else "") + "Checking.\n" + output
+    outcome = generated.parse(text)
+    assert outcome.ok and outcome.message.content == "Checking."
+    assert [(c.name, c.arguments) for c in outcome.message.tool_calls] == [("get_weather", arguments)]
+    deltas, streamed, _ = stream_output(generated, text, 1)
+    assert streamed.message == outcome.message and accumulate(deltas) == outcome.message
+    from analysis.generation.call_check import call_problems
+    from tests.conftest import WEATHER_TOOLS
+
+    assert call_problems(outcome.message, WEATHER_TOOLS)
+
+
+def test_json_arguments_cut_short_are_still_reported_as_cut_short() -> None:
+    outcome = zoo_generated("Qwen-Qwen3-0.6B.jinja").parse('<tool_call>\n{"name": "get_weather", "arguments": {"city": "Par')
+    assert not outcome.ok and outcome.need_more and "cut off" in outcome.warning

@@ -278,6 +278,9 @@ class AutoParser:
         strict: Callable[[], BuiltParser] | None = None
         if handler is not None and handler.build is not None:
             built = handler.build(self.analysis, request, prompt.generation_prompt, prompt.continued_text, prefill)
+            strict = functools.partial(
+                handler.build, self.analysis, request, prompt.generation_prompt, prompt.continued_text, prefill, for_grammar=True
+            )
         else:
             calls = handler.calls if handler is not None else None
             built = build_parser(self.analysis, request, prompt.generation_prompt, prompt.continued_text, prefill, calls)

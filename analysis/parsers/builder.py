@@ -107,6 +107,21 @@ def _args_schema_parser(function: Mapping[str, Any]) -> Parser:
     return p.schema(p.json_value(), f"{function['name']}-args", _parameters(function))
 
 
+def json_arguments(function: Mapping[str, Any], follows: Sequence[str] = ()) -> Parser:
+    """A call's JSON arguments.  Given ``follows`` (parsing: the texts that can
+    only come after the arguments, such as ``}\n</tool_call>``), arguments that
+    are not JSON (``{"days": 007}``) but are followed by one of them are kept as
+    written: the call stays a call (its arguments reported by the schema
+    check), and a stream that showed them as they came shows the same.  (Where
+    none follows, the output was cut short or the call broke: as before.)"""
+    parsed = _args_schema_parser(function)
+    follows = [f for f in follows if f]
+    if not follows:
+        return tags.tool_args(parsed)
+    raw = p.peek(p.literal("{")) + p.until(*follows) + p.peek(p.choice(*(p.literal(f) for f in follows)))
+    return tags.tool_args(p.choice(parsed, raw))
+
+
 def boilerplate_and_reasoning_start(
     generation_prompt: str, continued_text: str, analysis: TemplateAnalysis, prefill: PrefillOutcome
 ) -> tuple[str, bool]:
@@ -253,7 +268,7 @@ _PYTHON_TAG = "<|python_tag|>"
 def _json_native_call(analysis: TemplateAnalysis, function: Mapping[str, Any], strict: bool = False) -> Parser:
     fmt = analysis.tools.format
     name = function["name"]
-    args = tags.tool_args(_args_schema_parser(function))
+    args = tags.tool_args(_args_schema_parser(function)) if strict else json_arguments(function, _after_json_arguments(analysis))
     if fmt.fun_name_is_key:
         return (
             p.literal("{")
@@ -301,6 +316,24 @@ def _json_native_call(analysis: TemplateAnalysis, function: Mapping[str, Any], s
     return body
 
 
+def _after_json_arguments(analysis: TemplateAnalysis) -> list[str]:
+    """What can only follow a JSON-native call's arguments when they are its
+    last member: the call's closing braces, then the marker or bracket that
+    ends the call ("" when nothing marks it)."""
+    fmt = analysis.tools.format
+    fields = [f for f in (fmt.name_field, fmt.args_field, fmt.id_field, fmt.gen_id_field) if f]
+    order = [f for f in fmt.parameter_order if f in fields] + [f for f in fields if f not in fmt.parameter_order]
+    if not fmt.fun_name_is_key and (not order or order[-1] != fmt.args_field or fmt.id_field or fmt.gen_id_field):
+        return []  # (an id may follow the arguments)
+    end = strip_ws(fmt.per_call_end) or ("]" if fmt.tools_array_wrapped else "") or strip_ws(fmt.section_end)
+    if not end:
+        return []
+    from itertools import product
+
+    braces = 2 if any("." in f for f in fields) else 1  # a nested call object closes twice
+    return ["".join("}" + gap for gap in gaps) + end for gaps in product(("", "\n", " "), repeat=braces)]
+
+
 def _call_id_between(analysis: TemplateAnalysis, strict: bool) -> Parser:
     cid = analysis.tools.call_id
     return p.optional(marker(cid.prefix, strict) + tags.tool_id(p.until(strip_ws(cid.suffix) or "{")))
@@ -319,7 +352,12 @@ def _tag_call(analysis: TemplateAnalysis, function: Mapping[str, Any], strict: b
         parts.append(_call_id_between(analysis, strict))
     parts.append(marker(fn.name_suffix, strict))
     if fmt.mode is ToolFormat.TAG_WITH_JSON:
-        parts.append(tags.tool_args(_args_schema_parser(function)))
+        # (parsing) arguments that are not JSON end at the call's closer, else
+        # at the next call's opener or the end of the output
+        close = strip_ws(fn.close) or strip_ws(fmt.per_call_end) or strip_ws(fmt.section_end)
+        opener = strip_ws(fmt.per_call_start) or strip_ws(fn.name_prefix)
+        follows = [close] if close else [opener] if _markup(opener) else []
+        parts.append(tags.tool_args(_args_schema_parser(function)) if strict else json_arguments(function, follows))
     else:
         parts.append(_tagged_args(analysis, function, strict))
     if cid.pos is CallIdPosition.POST_ARGS and cid.prefix:

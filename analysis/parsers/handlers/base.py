@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Protocol
 
 from analysis.messages.hooks import GENERIC, OutputHooks
 from analysis.parsers.builder import BuiltParser, CallsBuilder
@@ -14,8 +14,20 @@ from analysis.probing.probes import Prober, assistant, conversation, tool_call
 
 #: ``detect(source, prober)`` returns the rule that matched (a sentence), or None.
 Detector = Callable[[str, Prober], "str | None"]
-#: A whole-parser builder: (analysis, request, generation prompt, continued text, prefill).
-Builder = Callable[[TemplateAnalysis, ChatRequest, str, str, PrefillOutcome], BuiltParser]
+class Builder(Protocol):
+    """A whole-parser builder: (analysis, request, generation prompt, continued
+    text, prefill); ``for_grammar``: the parser the grammar is made from (no
+    parsing leniency, such as dropped end-of-turn markers)."""
+
+    def __call__(
+        self,
+        analysis: TemplateAnalysis,
+        request: ChatRequest,
+        generation_prompt: str,
+        continued_text: str,
+        prefill: PrefillOutcome,
+        for_grammar: bool = False,
+    ) -> BuiltParser: ...
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,11 @@ from analysis.messages import tags
 from analysis.parsers.builder import (
     BuiltParser,
     boilerplate_and_reasoning_start,
+    ending,
+    json_arguments,
     repeated_calls,
     tool_functions,
+    turn_end_markers,
 )
 from analysis.parsers.handlers.base import Handler, with_tool_markers
 from analysis.parsers.request import ChatRequest
@@ -33,21 +36,32 @@ def refine(analysis: TemplateAnalysis, source: str) -> TemplateAnalysis:
     )
 
 
-def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: str, continued_text: str, prefill: PrefillOutcome) -> BuiltParser:
+def build(
+    analysis: TemplateAnalysis,
+    request: ChatRequest,
+    generation_prompt: str,
+    continued_text: str,
+    prefill: PrefillOutcome,
+    for_grammar: bool = False,
+) -> BuiltParser:
     boilerplate, _ = boilerplate_and_reasoning_start(generation_prompt, continued_text, analysis, prefill)
     if MARK in boilerplate:  # the recipient after the last >>> is the model's
         boilerplate = boilerplate[: boilerplate.rfind(MARK) + len(MARK)]
     functions = tool_functions(request) if request.has_tools else []
-    segments = [p.literal("all") + p.space() + tags.content(p.until(MARK))]
+    # (parsing) the end-of-turn marker an engine passes through is dropped
+    stops = () if for_grammar else turn_end_markers(analysis)
+    end = ending(stops)
+    segments = [p.literal("all") + p.space() + tags.content(p.until(MARK, stops=stops))]
     for f in functions:
-        args = tags.tool_args(p.schema(p.json_value(), f"{f['name']}-args", f.get("parameters") or {"type": "object"}))
+        # (parsing) arguments that are not JSON are kept as written, up to the next >>>
+        args = json_arguments(f, () if for_grammar else (MARK,))
         segments.insert(0, tags.tool(tags.tool_name(p.literal(f["name"])) + p.literal("\n") + p.space() + args))
     segment = p.choice(*segments)
     if request.parallel_tool_calls or not functions:
-        body = segment + p.zero_or_more(p.space() + p.literal(MARK) + segment) + p.space() + p.end()
+        body = segment + p.zero_or_more(p.space() + p.literal(MARK) + segment) + end
     else:  # one call at most: the call, or text and then a call
         call, text = p.choice(*segments[:-1]), segments[-1]
-        body = p.choice(call, text + p.optional(p.space() + p.literal(MARK) + call)) + p.space() + p.end()
+        body = p.choice(call, text + p.optional(p.space() + p.literal(MARK) + call)) + end
     calls = repeated_calls(p.optional(p.literal(MARK)) + p.choice(*segments[:-1]) + p.space(), request) if functions else None
     # no trigger (the prompt already ends with >>>): the grammar, when there are tools, covers the whole turn
     return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, calls, "", False)

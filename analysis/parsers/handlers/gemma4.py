@@ -22,8 +22,10 @@ from analysis.messages.tags import (
 from analysis.parsers.builder import (
     BuiltParser,
     boilerplate_and_reasoning_start,
+    ending,
     repeated_calls,
     tool_functions,
+    turn_end_markers,
 )
 from analysis.parsers.handlers.base import Handler, probe_call_render, with_tool_markers
 from analysis.parsers.request import ChatRequest, ReasoningFormat
@@ -43,6 +45,8 @@ CALL_START = "<|tool_call>"
 CALL_END = "<tool_call|>"
 CHANNEL_OPEN = "<|channel>"
 CHANNEL_CLOSE = "<channel|>"
+#: what the model writes after its calls, where the engine stops it for the tools' results
+TOOL_RESPONSE = "<|tool_response>"
 
 
 def detect(source: str, prober: Prober) -> str | None:
@@ -127,7 +131,14 @@ def _call(function: dict[str, Any], value: Parser, lenient: bool = False) -> Par
     )
 
 
-def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: str, continued_text: str, prefill: PrefillOutcome) -> BuiltParser:
+def build(
+    analysis: TemplateAnalysis,
+    request: ChatRequest,
+    generation_prompt: str,
+    continued_text: str,
+    prefill: PrefillOutcome,
+    for_grammar: bool = False,
+) -> BuiltParser:
     """Reasoning block, then content, calls and stray channel markers in any order."""
     extracts = request.reasoning_format is not ReasoningFormat.NONE
     boilerplate, _ = boilerplate_and_reasoning_start(generation_prompt, continued_text, analysis, prefill)
@@ -139,24 +150,28 @@ def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: s
     call = p.choice(*(_call(dict(f), value, lenient=True) for f in functions)) if functions else None
     exact_call = p.choice(*(_call(dict(f), value) for f in functions)) if functions else None  # for the grammar
     stops = ([CALL_START] if call is not None else []) + ([CHANNEL_OPEN, CHANNEL_CLOSE] if extracts else [])
+    # (parsing) the end of the turn an engine passes through: <turn|>, and
+    # <|tool_response>, where the model stops after its calls
+    turn_end = () if for_grammar else (*turn_end_markers(analysis), *([TOOL_RESPONSE] if call is not None else []))
+    end = ending(turn_end)
     plain: list[Parser] = []  # text: everything but a call marker
     if extracts:
         plain += [thought, p.literal(CHANNEL_CLOSE), p.literal(CHANNEL_OPEN)]
-    plain.append(tags.content(p.until(*stops) if stops else p.rest()))
+    plain.append(tags.content(p.until(*stops, stops=turn_end) if stops else p.rest(turn_end)))
     reasoning = p.optional(thought) if extracts else p.eps()
     if call is None:
-        body = reasoning + p.zero_or_more(p.choice(*plain)) + p.end()
+        body = reasoning + p.zero_or_more(p.choice(*plain)) + end
     else:
         prose = tags.content(p.literal(CALL_START))  # a call marker not followed by a call
         if request.parallel_tool_calls:  # calls and text in any order
-            body = reasoning + p.zero_or_more(p.choice(call + p.space(), *plain, prose)) + p.end()
+            body = reasoning + p.zero_or_more(p.choice(call + p.space(), *plain, prose)) + end
         else:  # at most one call, with text before and after it; a second call fails
             text = p.zero_or_more(p.choice(*plain))
             after = p.rule("gemma4-after-call")
             after.body = text + p.optional(p.negate(call) + prose + p.Ref(after))
             before = p.rule("gemma4-before-call")
             before.body = text + p.optional(p.choice(call + p.space() + after, prose + p.Ref(before)))
-            body = reasoning + before + p.end()
+            body = reasoning + before + end
     tool_calls = repeated_calls(exact_call + p.space(), request) if exact_call is not None else None
     return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, tool_calls, CALL_START if call is not None else "", extracts)
 

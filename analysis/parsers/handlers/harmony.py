@@ -65,7 +65,14 @@ def refine(analysis: TemplateAnalysis, source: str) -> TemplateAnalysis:
     )
 
 
-def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: str, continued_text: str, prefill: PrefillOutcome) -> BuiltParser:
+def build(
+    analysis: TemplateAnalysis,
+    request: ChatRequest,
+    generation_prompt: str,
+    continued_text: str,
+    prefill: PrefillOutcome,
+    for_grammar: bool = False,
+) -> BuiltParser:
     """Messages, each a header and a body, until the end of the output."""
     boilerplate, _ = boilerplate_and_reasoning_start(generation_prompt, continued_text, analysis, prefill)
     word = p.chars("[^<> \t\n]", 1, UNBOUNDED)
@@ -81,7 +88,9 @@ def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: s
     )
     # an output cut off inside a header (a lone trailing "<|channel|>") adds nothing
     cut_header = p.one_or_more(p.choice(to_token, channel, constrain, p.literal("<|channel|>"), p.literal("<|constrain|>"))) + p.space()
-    body = p.zero_or_more(message + p.optional(p.literal(SEPARATOR))) + p.space() + p.optional(cut_header) + p.end()
+    # (parsing) an end marker written twice, or <|return|> after <|call|>, is dropped
+    ends = p.zero_or_more(p.space() + p.choice(*(p.literal(e) for e in ENDS))) if not for_grammar else p.eps()
+    body = p.zero_or_more(message + ends + p.optional(p.literal(SEPARATOR))) + p.space() + p.optional(cut_header) + p.end()
     functions = tool_functions(request) if request.has_tools else []
     if not functions:
         return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, None, "", request.reasoning_format.value != "none")

@@ -17,8 +17,12 @@ from analysis.messages import tags
 from analysis.parsers.builder import (
     BuiltParser,
     boilerplate_and_reasoning_start,
+    ending,
+    json_arguments,
     repeated_calls,
+    text_to_end,
     tool_functions,
+    turn_end_markers,
 )
 from analysis.parsers.handlers.base import Handler, probe_call_render, with_tool_markers
 from analysis.parsers.request import ChatRequest, ReasoningFormat, ToolChoice
@@ -61,15 +65,23 @@ def refine(analysis: TemplateAnalysis, source: str) -> TemplateAnalysis:
     return replace(refined, tools=replace(refined.tools, call_id=replace(refined.tools.call_id, prefix=CALL_START, suffix=ARGS_START)))
 
 
-def _call(function: Mapping[str, Any]) -> Parser:
+def _call(function: Mapping[str, Any], strict: bool) -> Parser:
     call_id = tags.tool_id(p.literal("functions.") + tags.tool_name(p.literal(function["name"])) + p.literal(":") + p.chars("[0-9]", 1, UNBOUNDED))
-    args = tags.tool_args(p.schema(p.json_value(), f"{function['name']}-args", function.get("parameters") or {"type": "object"}))
+    # (parsing) arguments that are not JSON are kept as written, up to the call's end
+    args = json_arguments(function, () if strict else (CALL_END, CALL_START, SECTION_END))
     # whitespace models write around the markers (" <|tool_call_argument_begin|>") is read too
     return tags.tool(p.literal(CALL_START) + p.space() + call_id + p.space() + p.literal(ARGS_START) + p.space() + args + p.space() + p.optional(p.literal(CALL_END)),
     )
 
 
-def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: str, continued_text: str, prefill: PrefillOutcome) -> BuiltParser:
+def build(
+    analysis: TemplateAnalysis,
+    request: ChatRequest,
+    generation_prompt: str,
+    continued_text: str,
+    prefill: PrefillOutcome,
+    for_grammar: bool = False,
+) -> BuiltParser:
     extracts = request.reasoning_format is not ReasoningFormat.NONE and analysis.reasoning.mode is not ReasoningMode.NONE
     boilerplate, _ = boilerplate_and_reasoning_start(generation_prompt, continued_text, analysis, prefill)
     functions = tool_functions(request) if request.has_tools else []
@@ -78,13 +90,16 @@ def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: s
     if extracts:
         start, end = strip_ws(analysis.reasoning.start), strip_ws(analysis.reasoning.end)
         reasoning = p.optional(tags.reasoning_block(p.literal(start) + p.space() + tags.reasoning(p.until(end, *starts)) + p.optional(p.literal(end)) + p.space()))
+    # (parsing) the end-of-turn marker an engine passes through, and closers written twice, are dropped
+    stops = () if for_grammar else turn_end_markers(analysis)
     if not functions:
-        body = reasoning + tags.content(p.rest()) + p.end()
+        body = reasoning + text_to_end(stops)
         return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, None, "", extracts)
-    call = p.choice(*(_call(f) for f in functions))
+    call = p.choice(*(_call(f, for_grammar) for f in functions))
     calls = p.optional(p.literal(SECTION_START)) + repeated_calls(call + p.space(), request) + p.optional(p.literal(SECTION_END)) + p.space()
-    with_calls = tags.content(p.until(*starts)) + calls + p.end()
-    body = reasoning + (with_calls if request.tool_choice is ToolChoice.REQUIRED else p.choice(with_calls, tags.content(p.rest()) + p.end()))
+    stray = p.eps() if for_grammar else p.zero_or_more(p.space() + p.choice(p.literal(SECTION_END), p.literal(CALL_END)))
+    with_calls = tags.content(p.until(*starts)) + calls + stray + ending(stops)
+    body = reasoning + (with_calls if request.tool_choice is ToolChoice.REQUIRED else p.choice(with_calls, text_to_end(stops)))
     # the grammar switches on at a call (models also write calls without the section marker)
     return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, calls, CALL_START, extracts, p.literal(boilerplate) + reasoning + with_calls)
 
