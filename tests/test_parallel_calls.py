@@ -1,6 +1,7 @@
 """A second tool call reads the same way in every format, generic or dedicated:
-with ``parallel_tool_calls`` on it is a call; with it off the parse fails (the
-text kept whole) and the hint names ``--parallel-tool-calls``."""
+it is a call whether ``parallel_tool_calls`` is on or off (the model wrote it:
+nothing is lost, and the stream shows the same); with it off, the hint names
+``--parallel-tool-calls`` and the grammar still allows one call."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from pathlib import Path
 from analysis.checks.round_trip import _ID_STYLES, CALL_SETS, _rendered_calls, cut_ends
 from analysis.generation.generate import AutoParser
 from analysis.generation.hints import parse_hints
+from analysis.generation.streaming import stream_output
+from analysis.messages.mapper import accumulate
 from analysis.parsers.request import ChatRequest
 from analysis.phases.result import ToolFormat
 from analysis.template.loading import load_template
@@ -48,7 +51,10 @@ def test_second_call_without_parallel_tool_calls_is_the_same_everywhere() -> Non
         parser, text = found
         off = parser.generate(ChatRequest.from_json({"messages": [{"role": "user", "content": "hi"}], "tools": [TOOL]}))
         outcome = off.parse(text)
-        assert not outcome.ok and outcome.message.content == text and not outcome.message.tool_calls, path.name
+        on = parser.generate(ChatRequest.from_json({"messages": [{"role": "user", "content": "hi"}], "tools": [TOOL], "parallel_tool_calls": True}))
+        assert outcome.ok and outcome.message == on.parse(text).message and len(outcome.message.tool_calls) == 2, path.name
+        deltas, streamed, _ = stream_output(off, text, 3)
+        assert streamed.message == outcome.message and accumulate(deltas) == outcome.message, path.name
         hints = parse_hints(parser, off, text, outcome, partial=False)
         assert any("--parallel-tool-calls" in h for h in hints), (path.name, hints)
         checked.append(path.name)

@@ -96,11 +96,12 @@ def test_names_that_prefix_each_other() -> None:
 
 def test_output_that_does_not_fit_is_kept_as_content_with_a_position() -> None:
     g = _generated("tagged_xml.jinja")
-    broken = "Calling:\n<tool_call>\n<function=unknown_tool>\n</function>\n</tool_call>"
+    # (a tool the request lacks is kept as a call: a name that breaks the format is not)
+    broken = "Calling:\n<tool_call>\n<function=set_flags!>\n</function>\n</tool_call>"
     outcome = g.parse(broken)
     assert not outcome.ok
     assert outcome.message.content == broken.strip() and not outcome.message.tool_calls
-    assert "line 3, column 11" in outcome.warning and "set_flags" in outcome.warning
+    assert "line 3, column 20" in outcome.warning and "expected '>'" in outcome.warning
 
 
 def test_json_native_array_with_ids_and_partial_arguments() -> None:

@@ -20,13 +20,11 @@ def parse_hints(parser: AutoParser, generated: Generated, output: str, outcome: 
     call where a call marker shows)."""
     request = generated.request
     hints: list[str] = []
-    if not outcome.ok and request.has_tools and not request.parallel_tool_calls:
-        parallel = parser.generate(replace(request, parallel_tool_calls=True))
-        if parallel.parse(output, partial=partial).ok:
-            hints.append(
-                "a second tool call was found but parallel_tool_calls is off: "
-                "pass --parallel-tool-calls (or set it in --request)"
-            )
+    if len(outcome.message.tool_calls) > 1 and not request.parallel_tool_calls:
+        hints.append(
+            f"the model wrote {len(outcome.message.tool_calls)} tool calls but parallel_tool_calls is off: all are read; "
+            "pass --parallel-tool-calls (or set it in --request), as the grammar allows one call without it"
+        )
     if not outcome.ok and not partial and not hints and outcome.need_more:  # a valid beginning, cut short
         hints.append("the output ends early (cut off at max_tokens?): try --partial")
     if not request.has_tools and not outcome.message.tool_calls:

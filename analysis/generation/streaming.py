@@ -81,6 +81,8 @@ def _frontier_tag(
             break
         if last.name in _FIELDS:
             found, field_name = last, last.name
+            if last.name in (CONTENT, REASONING):
+                break  # text as written (a call kept as content holds captures of its own)
         elif last.name in _STRING_VALUES or last.name in hooks.value_decoders:
             found, field_name = last, "escaped"
         elif call is not None and last.name == hooks.body_tag and call.name in hooks.message_tags:

@@ -267,14 +267,14 @@ _PYTHON_TAG = "<|python_tag|>"
 
 def _json_native_call(analysis: TemplateAnalysis, function: Mapping[str, Any], strict: bool = False) -> Parser:
     fmt = analysis.tools.format
-    name = function["name"]
+    name = _tool_name(function["name"], strict, _JSON_NAME_CHARS, p.literal('"'))
     args = tags.tool_args(_args_schema_parser(function)) if strict else json_arguments(function, _after_json_arguments(analysis))
     if fmt.fun_name_is_key:
         return (
             p.literal("{")
             + p.space()
             + p.literal('"')
-            + tags.tool_name(p.literal(name))
+            + name
             + p.literal('"')
             + p.space()
             + p.literal(":")
@@ -293,7 +293,7 @@ def _json_native_call(analysis: TemplateAnalysis, function: Mapping[str, Any], s
         return f.split(".", 1)[1] if nested_prefix and f.startswith(nested_prefix + ".") else f
 
     if fmt.name_field:
-        members[fmt.name_field] = _json_string_key(key(fmt.name_field)) + p.literal('"') + tags.tool_name(p.literal(name)) + p.literal('"')
+        members[fmt.name_field] = _json_string_key(key(fmt.name_field)) + p.literal('"') + name + p.literal('"')
     if fmt.args_field:
         spelled = key(fmt.args_field)
         if spelled in _ARGS_SPELLINGS and not strict:  # models write either
@@ -314,6 +314,23 @@ def _json_native_call(analysis: TemplateAnalysis, function: Mapping[str, Any], s
     if nested_prefix:
         body = p.literal("{") + p.space() + _json_string_key(nested_prefix) + body + p.space() + p.literal("}")
     return body
+
+
+#: what a function name in a JSON string may hold (a name outside the request's tools)
+_JSON_NAME_CHARS = '[^"\\\\\n]'
+
+
+def _tool_name(name: str, strict: bool, chars: str, follow: Parser) -> Parser:
+    """A call's function name: ``name``, or ("") any name of ``chars`` (a tool
+    not in the request: the call is kept, the schema check reports it).  When
+    parsing, the name is complete (a stream shows it) once ``follow`` confirms
+    it ("get_weather" is no name in "get_weather_v2")."""
+    spelled = p.literal(name) if name else p.chars(chars, 1, UNBOUNDED)
+    return tags.tool_name(spelled if strict else spelled + p.peek(follow))
+
+
+#: a request's own tool, or (name "") any other
+_ANY_TOOL: Mapping[str, Any] = {"name": "", "parameters": {"type": "object"}}
 
 
 def _after_json_arguments(analysis: TemplateAnalysis) -> list[str]:
@@ -347,7 +364,7 @@ def _tag_call(analysis: TemplateAnalysis, function: Mapping[str, Any], strict: b
     if cid.pos is CallIdPosition.PRE_FUNC_NAME and cid.suffix:
         lead = p.eps() if strip_ws(cid.prefix) in (strip_ws(fmt.per_call_start), strip_ws(fmt.section_start)) else marker(cid.prefix, strict)
         parts.append(p.optional(lead + tags.tool_id(p.until(strip_ws(cid.suffix))) + marker(cid.suffix, strict)))
-    parts.append(marker(fn.name_prefix, strict) + tags.tool_name(p.literal(name)))
+    parts.append(marker(fn.name_prefix, strict) + _tool_name(name, strict, _NAME_CHARS, p.negate(p.chars(_NAME_CHARS, 1, 1))))
     if cid.pos is CallIdPosition.BETWEEN_FUNC_AND_ARGS and cid.prefix:
         parts.append(_call_id_between(analysis, strict))
     parts.append(marker(fn.name_suffix, strict))
@@ -558,12 +575,13 @@ def _calls(analysis: TemplateAnalysis, request: ChatRequest, strict: bool = Fals
     """The tool-call part: calls of the request's functions, in array, per-call
     and section markers (``strict``: as the grammar constrains them)."""
     fmt = analysis.tools.format
-    functions = tool_functions(request)
+    # (parsing) a call to a tool the request does not have is kept too
+    functions = tool_functions(request) + ([] if strict else [_ANY_TOOL])
     if fmt.mode is ToolFormat.JSON_NATIVE:
         call = p.choice(*(_json_native_call(analysis, f, strict) for f in functions))
     else:
         call = p.choice(*(_tag_call(analysis, f, strict) for f in functions))
-    many = request.parallel_tool_calls
+    many = request.parallel_tool_calls or not strict  # (see repeated_calls)
     if not strict and fmt.mode is ToolFormat.JSON_NATIVE and not (fmt.per_call_start or fmt.section_start):
         call = p.optional(p.literal(_PYTHON_TAG) + p.space()) + call
     if fmt.tools_array_wrapped:
@@ -597,10 +615,12 @@ def bare_call_start(analysis: TemplateAnalysis) -> str:
     return prefix if prefix.startswith("<") and len(prefix) >= 3 else ""
 
 
-def repeated_calls(one: Parser, request: ChatRequest) -> Parser:
-    """One call, or several when the request allows parallel tool calls (every
-    format, generic or dedicated, reads a second call the same way: only then)."""
-    return p.one_or_more(one) if request.parallel_tool_calls else one
+def repeated_calls(one: Parser, request: ChatRequest, strict: bool = False) -> Parser:
+    """Calls: when parsing, one or more (a model that writes a second call while
+    ``parallel_tool_calls`` is off still wrote it: every format reads it, and
+    parse's hint says so); for the grammar (``strict``), several only when the
+    request allows parallel tool calls."""
+    return p.one_or_more(one) if request.parallel_tool_calls or not strict else one
 
 
 def trigger_marker(analysis: TemplateAnalysis) -> str:
@@ -663,8 +683,8 @@ def build_parser(
                 tool_calls = tool_calls + p.optional(text_until((), stops))
         closers = p.eps() if for_grammar else stray_closers(analysis)
         if trigger and not for_grammar and not analysis.tools.format.content_after_calls:
-            # text after the calls is content (but not another call: that one needs parallel_tool_calls)
-            tail = closers + p.choice(ending(stops), p.negate(p.space() + p.literal(trigger)) + text_to_end(stops))
+            # text after the calls is content
+            tail = closers + p.choice(ending(stops), text_to_end(stops))
         else:
             tail = closers + ending(stops)
         if trigger:

@@ -76,7 +76,7 @@ def markup_handler(name: str, dialect: str, section: str) -> Handler:
 
     def calls(analysis: TemplateAnalysis, request: ChatRequest, strict: bool = False) -> tuple[Parser, str]:
         one = p.choice(*(call(f, strict) for f in tool_functions(request)))
-        parser = p.literal(section_start) + p.space() + repeated_calls(one + p.space(), request) + p.literal(section_end) + p.space()
+        parser = p.literal(section_start) + p.space() + repeated_calls(one + p.space(), request, strict) + p.literal(section_end) + p.space()
         return parser, section_start
 
     return Handler(name, detect, refine, calls=calls)

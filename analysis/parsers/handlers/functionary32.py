@@ -57,12 +57,12 @@ def build(
         args = json_arguments(f, () if for_grammar else (MARK,))
         segments.insert(0, tags.tool(tags.tool_name(p.literal(f["name"])) + p.literal("\n") + p.space() + args))
     segment = p.choice(*segments)
-    if request.parallel_tool_calls or not functions:
+    if request.parallel_tool_calls or not functions or not for_grammar:  # (see repeated_calls)
         body = segment + p.zero_or_more(p.space() + p.literal(MARK) + segment) + end
     else:  # one call at most: the call, or text and then a call
         call, text = p.choice(*segments[:-1]), segments[-1]
         body = p.choice(call, text + p.optional(p.space() + p.literal(MARK) + call)) + end
-    calls = repeated_calls(p.optional(p.literal(MARK)) + p.choice(*segments[:-1]) + p.space(), request) if functions else None
+    calls = repeated_calls(p.optional(p.literal(MARK)) + p.choice(*segments[:-1]) + p.space(), request, for_grammar) if functions else None
     # no trigger (the prompt already ends with >>>): the grammar, when there are tools, covers the whole turn
     return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, calls, "", False)
 

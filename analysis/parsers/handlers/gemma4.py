@@ -156,15 +156,18 @@ def build(
     end = ending(turn_end)
     plain: list[Parser] = []  # text: everything but a call marker
     if extracts:
-        plain += [thought, p.literal(CHANNEL_CLOSE), p.literal(CHANNEL_OPEN)]
+        # a stray thought closer is dropped (as the reference does); an opener
+        # that opens no thought is text as written ("Hello<|channel>world")
+        plain += [thought, p.literal(CHANNEL_CLOSE), tags.content(p.literal(CHANNEL_OPEN))]
     plain.append(tags.content(p.until(*stops, stops=turn_end) if stops else p.rest(turn_end)))
-    reasoning = p.optional(thought) if extracts else p.eps()
+    # a thought's end alone at the start closes an empty one (not text)
+    reasoning = p.optional(p.choice(thought, p.space() + p.literal(CHANNEL_CLOSE) + p.space())) if extracts else p.eps()
     if call is None:
         body = reasoning + p.zero_or_more(p.choice(*plain)) + end
     else:
         prose = tags.content(p.literal(CALL_START))  # a call marker not followed by a call
-        if request.parallel_tool_calls:  # calls and text in any order
-            body = reasoning + p.zero_or_more(p.choice(call + p.space(), *plain, prose)) + end
+        if request.parallel_tool_calls or not for_grammar:  # calls and text in any order (see repeated_calls)
+            body = reasoning + p.zero_or_more(p.choice(call + p.space(), prose, *plain)) + end
         else:  # at most one call, with text before and after it; a second call fails
             text = p.zero_or_more(p.choice(*plain))
             after = p.rule("gemma4-after-call")
@@ -172,7 +175,7 @@ def build(
             before = p.rule("gemma4-before-call")
             before.body = text + p.optional(p.choice(call + p.space() + after, prose + p.Ref(before)))
             body = reasoning + before + end
-    tool_calls = repeated_calls(exact_call + p.space(), request) if exact_call is not None else None
+    tool_calls = repeated_calls(exact_call + p.space(), request, strict=True) if exact_call is not None else None
     return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, tool_calls, CALL_START if call is not None else "", extracts)
 
 

@@ -124,7 +124,7 @@ def build(
     if not functions:
         body = head + turn_end + p.end()
         return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, None, "", extracts)
-    calls = p.literal(TOOLS_OPEN) + repeated_calls(p.choice(*(_call(f) for f in functions)), request) + p.optional(p.literal(TOOLS_CLOSE))
+    calls = p.literal(TOOLS_OPEN) + repeated_calls(p.choice(*(_call(f) for f in functions)), request, for_grammar) + p.optional(p.literal(TOOLS_CLOSE))
     tools = calls if request.tool_choice is ToolChoice.REQUIRED else p.optional(calls)
     body = head + tools + turn_end + p.end()
     # the lazy grammar runs from the trigger to the end of the turn

@@ -76,7 +76,7 @@ def calls(analysis: TemplateAnalysis, request: ChatRequest, strict: bool = False
     """``<|tool_call_start|>[call, call]<|tool_call_end|>``."""
     value = python_value()
     call = p.choice(*(_call(f, value, strict) for f in tool_functions(request)))
-    more = p.zero_or_more(p.space() + p.literal(",") + p.space() + call) if request.parallel_tool_calls else p.eps()
+    more = p.zero_or_more(p.space() + p.literal(",") + p.space() + call) if request.parallel_tool_calls or not strict else p.eps()
     parser = p.literal(SECTION_START) + p.space() + p.literal("[") + p.space() + call + more + p.space() + p.literal("]") + p.space() + p.literal(SECTION_END) + p.space()
     return parser, SECTION_START
 
