@@ -355,3 +355,73 @@ def test_json_arguments_that_are_not_json_keep_the_call_as_written(template: str
 def test_json_arguments_cut_short_are_still_reported_as_cut_short() -> None:
     outcome = zoo_generated("Qwen-Qwen3-0.6B.jinja").parse('<tool_call>\n{"name": "get_weather", "arguments": {"city": "Par')
     assert not outcome.ok and outcome.need_more and "cut off" in outcome.warning
+
+
+# -- nothing lost ---------------------------------------------------------------------------
+
+
+def test_harmony_words_before_the_message_are_never_dropped() -> None:
+    """One content type may follow the channel (commentary json); other words
+    break the format, and the output is kept unchanged (was: dropped, exit 0)."""
+    generated = zoo_generated("openai-gpt-oss-120b.jinja")
+    output = "<|channel|>analysis garbage text<|message|>Hi<|end|>"
+    outcome = generated.parse(output)
+    assert not outcome.ok and outcome.message.content == output
+    good = "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Paris\"}<|call|>"
+    assert read("openai-gpt-oss-120b.jinja", good)["tool_calls"] == [call(city="Paris")]
+    good = " to=functions.get_weather<|channel|>commentary json<|message|>{\"city\": \"Paris\"}<|call|>"
+    assert read("openai-gpt-oss-120b.jinja", good)["tool_calls"] == [call(city="Paris")]
+
+
+def test_gemma_text_around_a_stray_channel_opener_is_kept() -> None:
+    assert read("google-gemma-4-31B-it.jinja", "Hello<|channel>world") == {"content": "Hello<|channel>world", "ok": True}
+    assert read("google-gemma-4-31B-it.jinja", "<channel|>Hello") == {"content": "Hello", "ok": True}
+
+
+@pytest.mark.parametrize(
+    "template, two",
+    [
+        ("google-gemma-4-31B-it.jinja", '<|tool_call>call:get_weather{city:<|"|>Paris<|"|>}<tool_call|><|tool_call>call:get_weather{city:<|"|>Rome<|"|>}<tool_call|>'),
+        ("Qwen-Qwen3-0.6B.jinja", HERMES_CALL + "\n" + HERMES_CALL.replace("Paris", "Rome")),
+    ],
+)
+def test_a_second_call_while_parallel_calls_are_off_is_read(template: str, two: str) -> None:
+    got = read(template, two)  # (the request has parallel_tool_calls off)
+    assert got == {"content": "", "tool_calls": [call(city="Paris"), call(city="Rome")], "ok": True}
+
+
+def test_a_call_cut_off_after_its_id_keeps_the_id() -> None:
+    output = "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0"
+    outcome = zoo_generated("moonshotai-Kimi-K2.jinja").parse(output)
+    assert outcome.need_more and [(c.name, c.id) for c in outcome.message.tool_calls] == [("get_weather", "functions.get_weather:0")]
+
+
+# -- Llama 3.x bare JSON calls ------------------------------------------------------------
+
+LLAMA = "meta-llama-Llama-3.1-8B-Instruct.jinja"
+LLAMA_CALL = '{"name": "get_weather", "parameters": {"city": "Paris"}}'
+
+
+@pytest.mark.parametrize(
+    "output, content",
+    [
+        ("Sure, checking: " + LLAMA_CALL, "Sure, checking:"),
+        (LLAMA_CALL + "\nI will report back.", "I will report back."),
+        ("Checking.\n<|python_tag|>" + LLAMA_CALL, "Checking."),
+        (LLAMA_CALL + "<|eot_id|>", ""),
+    ],
+)
+def test_llama3_calls_with_text_before_or_after(output: str, content: str) -> None:
+    got = read(LLAMA, output)
+    assert got["tool_calls"] == [call(city="Paris")], got
+    assert got["content"].startswith(content) and got["ok"], got
+
+
+def test_llama3_calls_joined_by_semicolons() -> None:
+    output = LLAMA_CALL + "; " + LLAMA_CALL.replace("Paris", "Rome")
+    assert read(LLAMA, output) == {"content": "", "tool_calls": [call(city="Paris"), call(city="Rome")], "ok": True}
+
+
+def test_a_json_object_that_is_no_call_stays_content_and_is_never_shown_as_one() -> None:
+    for output in ('{"name": "Bob"}', 'My data: {"name": "Bob", "age": 3}'):
+        assert read(LLAMA, output) == {"content": output, "ok": True}

@@ -267,7 +267,7 @@ _PYTHON_TAG = "<|python_tag|>"
 
 def _json_native_call(analysis: TemplateAnalysis, function: Mapping[str, Any], strict: bool = False) -> Parser:
     fmt = analysis.tools.format
-    name = _tool_name(function["name"], strict, _JSON_NAME_CHARS, p.literal('"'))
+    name = _tool_name(function["name"], strict, _JSON_NAME_CHARS, _after_json_name(analysis))
     args = tags.tool_args(_args_schema_parser(function)) if strict else json_arguments(function, _after_json_arguments(analysis))
     if fmt.fun_name_is_key:
         return (
@@ -327,6 +327,30 @@ def _tool_name(name: str, strict: bool, chars: str, follow: Parser) -> Parser:
     it ("get_weather" is no name in "get_weather_v2")."""
     spelled = p.literal(name) if name else p.chars(chars, 1, UNBOUNDED)
     return tags.tool_name(spelled if strict else spelled + p.peek(follow))
+
+
+def _after_json_name(analysis: TemplateAnalysis) -> Parser:
+    """What confirms a JSON call's name (a stream shows the call from then on):
+    its closing quote and the comma before the next member ({"name": "x"}
+    alone is no call), or the closing brace where it is the last member.
+    Where calls have no marker of their own (Llama 3), the next member's key
+    too: {"name": "Bob", "age": 3} in a reply is never shown as a call."""
+    fmt = analysis.tools.format
+    quote = p.literal('"')
+    if fmt.fun_name_is_key:
+        return quote + p.space() + p.literal(":")
+    fields = [f for f in (fmt.name_field, fmt.args_field, fmt.id_field, fmt.gen_id_field) if f]
+    order = [f for f in fmt.parameter_order if f in fields] + [f for f in fields if f not in fmt.parameter_order]
+    after = order[order.index(fmt.name_field) + 1 :] if fmt.name_field in order else []
+    if not after:
+        return quote + p.space() + p.literal("}")
+    comma = quote + p.space() + p.literal(",")
+    if not bare_json_call_starts(analysis):
+        return comma
+    keys = [after[0].split(".", 1)[-1]]
+    if after[0] == fmt.args_field and keys[0] in _ARGS_SPELLINGS:
+        keys = list(_ARGS_SPELLINGS)
+    return comma + p.space() + p.choice(*(p.literal('"' + k + '"') for k in keys))
 
 
 #: a request's own tool, or (name "") any other
@@ -598,6 +622,8 @@ def _calls(analysis: TemplateAnalysis, request: ChatRequest, strict: bool = Fals
             if not strict and bare_call_start(analysis):  # "<function=…>" without its "<tool_call>"
                 one = p.choice(one, tags.tool(call + p.space() + p.optional(closer)) + p.space())
         calls = p.one_or_more(one) if many else one
+    elif not strict and bare_json_call_starts(analysis):  # Llama 3 models join calls with ";" too
+        calls = p.one_or_more(unit + p.space() + p.optional(p.literal(";") + p.space()))
     else:
         calls = p.one_or_more(unit + p.space()) if many and not fmt.tools_array_wrapped else unit + p.space()
     if fmt.section_start or fmt.section_end:
@@ -613,6 +639,18 @@ def bare_call_start(analysis: TemplateAnalysis) -> str:
     if fmt.mode is not ToolFormat.TAG_WITH_TAGGED or not fmt.per_call_start or fmt.tools_array_wrapped:
         return ""
     return prefix if prefix.startswith("<") and len(prefix) >= 3 else ""
+
+
+def bare_json_call_starts(analysis: TemplateAnalysis) -> list[str]:
+    """What can only start a JSON call in a format whose calls have no marker
+    (Llama 3: ``{"name"``, or the ``<|python_tag|>`` its models write first);
+    none for other formats."""
+    fmt = analysis.tools.format
+    if fmt.mode is not ToolFormat.JSON_NATIVE or fmt.per_call_start or fmt.section_start or fmt.tools_array_wrapped:
+        return []
+    if fmt.fun_name_is_key or not fmt.name_field or "." in fmt.name_field:
+        return []
+    return ['{"' + fmt.name_field + '"', _PYTHON_TAG]
 
 
 def repeated_calls(one: Parser, request: ChatRequest, strict: bool = False) -> Parser:
@@ -682,7 +720,10 @@ def build_parser(
             if analysis.tools.format.content_after_calls:  # the template writes the turn's text after its calls
                 tool_calls = tool_calls + p.optional(text_until((), stops))
         closers = p.eps() if for_grammar else stray_closers(analysis)
-        if trigger and not for_grammar and not analysis.tools.format.content_after_calls:
+        # (parsing) where calls have no marker of their own (Llama 3's bare JSON),
+        # text may come before them, up to what can only start a call
+        json_starts = bare_json_call_starts(analysis) if not trigger and calls_builder is None and not for_grammar else []
+        if (trigger or json_starts) and not for_grammar and not analysis.tools.format.content_after_calls:
             # text after the calls is content
             tail = closers + p.choice(ending(stops), text_to_end(stops))
         else:
@@ -690,6 +731,8 @@ def build_parser(
         if trigger:
             bare = bare_call_start(analysis) if calls_builder is None and not for_grammar else ""
             with_calls = _content_until(analysis, trigger, *([bare] if bare else []), stops=stops) + tool_calls + tail
+        elif json_starts:
+            with_calls = _content_until(analysis, *json_starts, stops=stops) + tool_calls + tail
         else:
             with_calls = p.space() + tool_calls + tail
         if request.tool_choice is ToolChoice.REQUIRED:

@@ -80,7 +80,14 @@ def build(
     constrain = p.space() + p.literal("<|constrain|>") + word
     channel = p.literal("<|channel|>") + p.tag(H_CHANNEL, p.chars("[A-Za-z0-9_]", 1, UNBOUNDED))
     content_type = p.chars("[ \t]", 1, UNBOUNDED) + word  # "commentary json": the template's own spelling
-    header = p.one_or_more(p.choice(to_token, channel, constrain, content_type)) + p.space()
+    # one content type at most, after the channel or recipient: other words before
+    # <|message|> break the format (they are never dropped)
+    header = (
+        p.one_or_more(p.choice(to_token, channel, constrain))
+        + p.optional(content_type)
+        + p.zero_or_more(p.choice(to_token, constrain))
+        + p.space()
+    )
     raw = request.reasoning_format.value == "none"  # reasoning stays in content, verbatim
     message = p.tag(
         HARMONY_MSG_RAW if raw else HARMONY_MSG,
