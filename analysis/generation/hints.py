@@ -9,8 +9,6 @@ the request has no tools.  Each hint is a sentence; the CLI prints them.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from analysis.generation.generate import AutoParser, Generated, ParseOutcome
 from analysis.parsers.builder import trigger_marker
 
