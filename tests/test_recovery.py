@@ -425,3 +425,30 @@ def test_llama3_calls_joined_by_semicolons() -> None:
 def test_a_json_object_that_is_no_call_stays_content_and_is_never_shown_as_one() -> None:
     for output in ('{"name": "Bob"}', 'My data: {"name": "Bob", "age": 3}'):
         assert read(LLAMA, output) == {"content": output, "ok": True}
+
+
+# -- several call blocks where the template writes one -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    "template, one",
+    [
+        ("LFM2-8B-A1B.jinja", "<|tool_call_start|>[get_weather(city='{city}')]<|tool_call_end|>"),
+        ("llama-cpp-lfm2.jinja", '<|tool_call_start|>[{{"name": "get_weather", "arguments": {{"city": "{city}"}}}}]<|tool_call_end|>'),
+        ("moonshotai-Kimi-K2.jinja", '<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{{"city": "{city}"}}<|tool_call_end|><|tool_calls_section_end|>'),
+        ("deepseek-ai-DeepSeek-V3.1.jinja", '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{{"city": "{city}"}}<｜tool▁call▁end｜><｜tool▁calls▁end｜>'),
+        ("DeepSeek-V3.2.jinja", '<｜DSML｜function_calls>\n<｜DSML｜invoke name="get_weather">\n<｜DSML｜parameter name="city" string="true">{city}</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>'),
+    ],
+)
+def test_calls_in_several_blocks(template: str, one: str) -> None:
+    output = one.format(city="Paris") + "\n" + one.format(city="Rome")
+    generated = zoo_generated(template)
+    if generated.generation_prompt.endswith("<think>"):
+        output = "</think>" + output
+    got = read(template, output)
+    assert got["tool_calls"] == [call(city="Paris"), call(city="Rome")] and got["ok"], got
+
+
+def test_lfm2_json_calls_without_their_brackets() -> None:
+    output = '<|tool_call_start|>{"name": "get_weather", "arguments": {"city": "Paris"}}<|tool_call_end|>'
+    assert read("llama-cpp-lfm2.jinja", output)["tool_calls"] == [call(city="Paris")]

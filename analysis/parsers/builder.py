@@ -611,6 +611,8 @@ def _calls(analysis: TemplateAnalysis, request: ChatRequest, strict: bool = Fals
     if fmt.tools_array_wrapped:
         more = p.zero_or_more(p.space() + p.literal(",") + p.space() + tags.tool(call)) if many else p.eps()
         unit = p.literal("[") + p.space() + tags.tool(call) + more + p.space() + p.literal("]")
+        if not strict and (fmt.per_call_start or fmt.section_start):  # (parsing) a call without its brackets
+            unit = p.choice(unit, tags.tool(call) + more)
     else:
         unit = tags.tool(call)
     if fmt.per_call_start or fmt.per_call_end:
@@ -628,6 +630,8 @@ def _calls(analysis: TemplateAnalysis, request: ChatRequest, strict: bool = Fals
         calls = p.one_or_more(unit + p.space()) if many and not fmt.tools_array_wrapped else unit + p.space()
     if fmt.section_start or fmt.section_end:
         calls = marker(fmt.section_start, strict) + calls + p.literal(strip_ws(fmt.section_end)) + p.space()
+        if not strict and strip_ws(fmt.section_start):  # (parsing) calls in several sections
+            calls = p.one_or_more(calls)
     return calls
 
 

@@ -77,6 +77,8 @@ def markup_handler(name: str, dialect: str, section: str) -> Handler:
     def calls(analysis: TemplateAnalysis, request: ChatRequest, strict: bool = False) -> tuple[Parser, str]:
         one = p.choice(*(call(f, strict) for f in tool_functions(request)))
         parser = p.literal(section_start) + p.space() + repeated_calls(one + p.space(), request, strict) + p.literal(section_end) + p.space()
+        if not strict:  # calls in several sections
+            parser = p.one_or_more(parser)
         return parser, section_start
 
     return Handler(name, detect, refine, calls=calls)

@@ -97,6 +97,8 @@ def build(
         return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, None, "", extracts)
     call = p.choice(*(_call(f, for_grammar) for f in functions))
     calls = p.optional(p.literal(SECTION_START)) + repeated_calls(call + p.space(), request, for_grammar) + p.optional(p.literal(SECTION_END)) + p.space()
+    if not for_grammar:  # calls in several sections
+        calls = p.one_or_more(calls)
     stray = p.eps() if for_grammar else p.zero_or_more(p.space() + p.choice(p.literal(SECTION_END), p.literal(CALL_END)))
     with_calls = tags.content(p.until(*starts)) + calls + stray + ending(stops)
     body = reasoning + (with_calls if request.tool_choice is ToolChoice.REQUIRED else p.choice(with_calls, text_to_end(stops)))

@@ -78,6 +78,8 @@ def calls(analysis: TemplateAnalysis, request: ChatRequest, strict: bool = False
     call = p.choice(*(_call(f, value, strict) for f in tool_functions(request)))
     more = p.zero_or_more(p.space() + p.literal(",") + p.space() + call) if request.parallel_tool_calls or not strict else p.eps()
     parser = p.literal(SECTION_START) + p.space() + p.literal("[") + p.space() + call + more + p.space() + p.literal("]") + p.space() + p.literal(SECTION_END) + p.space()
+    if not strict:  # calls in several <|tool_call_start|> blocks
+        parser = p.one_or_more(parser)
     return parser, SECTION_START
 
 
