@@ -214,11 +214,9 @@ def _deviations(generated: Any, output: str, rng: random.Random) -> list[tuple[s
 #: format ("broken value"): the whole output stays content while the stream
 #: keeps what it showed (what is left of issue 20)
 BROKEN_VALUE_NOT_RECOVERED = {
-    # JSON arguments with nothing after them that only a call's end can be
-    # (Llama 3's bare JSON; an id after the arguments; Command R's indented
-    # array), or in a dedicated handler's own format
-    "CohereForAI-c4ai-command-r-plus-tool_use.jinja",
-    "CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja",
+    # JSON arguments with nothing after them that only a call's end can be:
+    # Llama 3's bare JSON (the output's end), an id after the arguments, a
+    # section with no end marker (GigaChat 3.1), Command R7B's indented array
     "meta-llama-Llama-3.1-8B-Instruct.jinja",
     "meta-llama-Llama-3.2-3B-Instruct.jinja",
     "meta-llama-Llama-3.3-70B-Instruct.jinja",
@@ -226,9 +224,9 @@ BROKEN_VALUE_NOT_RECOVERED = {
     "mistralai-Mistral-Small-3.1-24B-Instruct-2503.jinja",
     "llama-cpp-lfm2.jinja",
     "GigaChat3.1-10B-A1.8B.jinja",
-    "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja",
-    "llama-cpp-deepseek-r1.jinja",
-    # dedicated handlers: DSML/GCML typed parameters, Kimi K3, Gemma 4, LFM2 pythonic, GigaChat 3
+    "CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja",
+    # dedicated handlers' own value syntax: DSML/GCML typed parameters, Kimi
+    # K3, Gemma 4 (a broken array: "[1,,"), LFM2 pythonic, GigaChat 3
     "DeepSeek-V3.2.jinja",
     "deepseek-ai-DeepSeek-V3.2.jinja",
     "GigaChat3.5.jinja",

@@ -452,3 +452,13 @@ def test_calls_in_several_blocks(template: str, one: str) -> None:
 def test_lfm2_json_calls_without_their_brackets() -> None:
     output = '<|tool_call_start|>{"name": "get_weather", "arguments": {"city": "Paris"}}<|tool_call_end|>'
     assert read("llama-cpp-lfm2.jinja", output)["tool_calls"] == [call(city="Paris")]
+
+
+@pytest.mark.parametrize(
+    "written, value",
+    [('"Paris"', "Paris"), ("'Paris'", "Paris"), ("Paris", "Paris"), ("New York", "New York"), ('<|"|>Paris<|"|>', "Paris")],
+)
+def test_gemma4_values_spelled_otherwise(written: str, value: str) -> None:
+    output = "<|tool_call>call:get_weather{city:" + written + ",days:3}<tool_call|>"
+    got = read("google-gemma-4-31B-it.jinja", output)
+    assert got == {"content": "", "tool_calls": [call(city=value, days=3)], "ok": True}

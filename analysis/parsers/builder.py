@@ -118,8 +118,10 @@ def json_arguments(function: Mapping[str, Any], follows: Sequence[str] = ()) -> 
     follows = [f for f in follows if f]
     if not follows:
         return tags.tool_args(parsed)
-    raw = p.peek(p.literal("{")) + p.until(*follows) + p.peek(p.choice(*(p.literal(f) for f in follows)))
-    return tags.tool_args(p.choice(parsed, raw))
+    # an object's text, to its last brace before what follows (whitespace after it is not arguments)
+    ends = ["}" + gap + f for f in follows for gap in ("", "\n", " ", "\n\n")]
+    raw = p.peek(p.literal("{")) + p.until(*ends) + p.literal("}")
+    return tags.tool_args(p.choice(parsed, raw + p.peek(p.space() + p.choice(*(p.literal(f) for f in follows)))))
 
 
 def boilerplate_and_reasoning_start(

@@ -14,10 +14,15 @@ from typing import Any
 
 from analysis.messages import tags
 from analysis.messages.hooks import OutputHooks
+from analysis.messages.pyliteral import python_value
 from analysis.messages.tags import (
     TOOL_ARG,
     TOOL_ARG_GEMMA,
+    TOOL_ARG_JSON,
     TOOL_ARG_NAME,
+    TOOL_ARG_PY,
+    TOOL_ARG_RAW,
+    TOOL_ARG_TYPED,
 )
 from analysis.parsers.builder import (
     BuiltParser,
@@ -118,13 +123,30 @@ def gemma_to_json(text: str, complete: bool) -> str:
     return "".join(out)
 
 
+def _lenient_value(value: Parser) -> Parser:
+    """A value as models write it: a <|"|> string (streamed as it comes), else
+    the first that fills the value's place up to the next argument or the
+    call's end: a Gemma value, a JSON string ("Paris"), a Python one ('Paris'),
+    or bare text (Paris), kept as written.  A typed value shows once decided."""
+    quoted = p.literal(QUOTE) + p.until(QUOTE) + p.literal(QUOTE)
+    end = p.peek(p.space() + p.choice(p.literal(","), p.literal("}")))
+    json_string = p.literal('"') + p.zero_or_more(p.choice(p.literal("\\") + p.chars("[^\n]", 1, 1), p.until('"', "\\"))) + p.literal('"')
+    others = p.choice(
+        p.tag(TOOL_ARG_GEMMA, value) + end,
+        p.tag(TOOL_ARG_JSON, json_string) + end,
+        p.tag(TOOL_ARG_PY, python_value()) + end,
+        p.tag(TOOL_ARG_RAW, p.chars("[^,}]", 1, UNBOUNDED)) + end,
+    )
+    return p.choice(p.tag(TOOL_ARG_GEMMA, quoted) + p.peek(p.space() + p.choice(p.literal(","), p.literal("}"))), p.tag(TOOL_ARG_TYPED, others))
+
+
 def _call(function: dict[str, Any], value: Parser, lenient: bool = False) -> Parser:
     """One call; ``lenient`` (the parser, not the grammar): its closing
     ``<tool_call|>`` may be missing or broken (what follows is then text)."""
     properties = (function.get("parameters") or {}).get("properties") or {}
     names = sorted(properties, key=lambda n: -len(str(n)))
     name_choice = p.choice(*(p.literal(str(n)) for n in names)) if names else p.chars("[A-Za-z0-9_]", 1, UNBOUNDED)
-    arg = p.tag(TOOL_ARG, p.tag(TOOL_ARG_NAME, name_choice) + p.space() + p.literal(":") + p.space() + p.tag(TOOL_ARG_GEMMA, value))
+    arg = p.tag(TOOL_ARG, p.tag(TOOL_ARG_NAME, name_choice) + p.space() + p.literal(":") + p.space() + (_lenient_value(value) if lenient else p.tag(TOOL_ARG_GEMMA, value)))
     args = p.optional(arg + p.zero_or_more(p.space() + p.literal(",") + p.space() + arg))
     return tags.tool(p.literal(CALL_START + "call:") + tags.tool_name(p.literal(function["name"])) + p.literal("{") + p.space() + args + p.space() + p.literal("}")
         + (p.optional(p.literal(CALL_END)) if lenient else p.literal(CALL_END)),
