@@ -225,13 +225,9 @@ BROKEN_VALUE_NOT_RECOVERED = {
     "llama-cpp-lfm2.jinja",
     "GigaChat3.1-10B-A1.8B.jinja",
     "CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja",
-    # dedicated handlers' own value syntax: DSML/GCML typed parameters, Kimi
-    # K3, Gemma 4 (a broken array: "[1,,"), LFM2 pythonic, GigaChat 3
-    "DeepSeek-V3.2.jinja",
-    "deepseek-ai-DeepSeek-V3.2.jinja",
-    "GigaChat3.5.jinja",
+    # dedicated handlers' own syntax: Gemma 4 (a broken array: "[1,,"), LFM2
+    # pythonic, GigaChat 3's JSON turn
     "GigaChat3-10B-A1.8B.jinja",
-    "Kimi-K3.jinja",
     "gemma4.jinja",
     "google-gemma-4-31B-it.jinja",
     "google-gemma-4-31B-it-interleaved.jinja",

@@ -462,3 +462,26 @@ def test_gemma4_values_spelled_otherwise(written: str, value: str) -> None:
     output = "<|tool_call>call:get_weather{city:" + written + ",days:3}<tool_call|>"
     got = read("google-gemma-4-31B-it.jinja", output)
     assert got == {"content": "", "tool_calls": [call(city=value, days=3)], "ok": True}
+
+
+@pytest.mark.parametrize(
+    "template, output",
+    [
+        ("DeepSeek-V3.2.jinja", '</think><｜DSML｜function_calls>\n<｜DSML｜invoke name="get_weather">\n<｜DSML｜parameter name="city" string="true">Paris</｜DSML｜parameter>\n<｜DSML｜parameter name="days" string="false">{days}</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>'),
+        ("Kimi-K3.jinja", '<|open|>tools<|sep|><|open|>call tool="get_weather" index="1"<|sep|><|open|>argument key="city" type="string"<|sep|>Paris<|close|>argument<|sep|><|open|>argument key="days" type="number"<|sep|>{days}<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>'),
+        ("google-gemma-4-31B-it.jinja", '<|tool_call>call:get_weather{{city:<|"|>Paris<|"|>,days:{days}}}<tool_call|>'),
+    ],
+)
+@pytest.mark.parametrize("days, value", [("3", 3), ("007", "007"), ("3 days", "3 days"), ("True", True)])
+def test_dedicated_formats_read_values_by_the_same_coercion(template: str, output: str, days: str, value: object) -> None:
+    """DSML's string="false", Kimi K3's type="number" and Gemma 4's bare
+    values go through the one coercion rule (builder.typed_value)."""
+    generated = zoo_generated(template)
+    text = output.format(days=days)
+    if template == "Kimi-K3.jinja" and not generated.generation_prompt.endswith("<|sep|>"):
+        pytest.fail(generated.generation_prompt)
+    outcome = generated.parse(text)
+    assert outcome.ok, outcome.warning
+    assert json.loads(outcome.message.tool_calls[0].arguments) == {"city": "Paris", "days": value}
+    deltas, streamed, _ = stream_output(generated, text, 1)
+    assert streamed.message == outcome.message and accumulate(deltas) == outcome.message

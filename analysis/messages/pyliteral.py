@@ -110,6 +110,18 @@ def py_to_json(text: str, complete: bool) -> str:
 
 
 @functools.cache
+def json_number() -> Parser:
+    """A number as JSON writes it (so its text passes through as JSON text):
+    ``007`` or ``1e+-2`` is no number."""
+    digits = p.chars("[0-9]", 1, UNBOUNDED)
+    return (
+        p.optional(p.literal("-"))
+        + p.choice(p.literal("0"), p.chars("[1-9]", 1, 1) + p.chars("[0-9]", 0, UNBOUNDED))
+        + p.optional(p.literal(".") + digits)
+        + p.optional(p.chars("[eE]", 1, 1) + p.optional(p.chars("[-+]", 1, 1)) + digits)
+    )
+
+
 def python_value() -> Parser:
     """A Python literal: strings in either quote style, numbers, True/False/None
     (and JSON's spellings), lists, tuples and dicts, nested.  One shared rule
@@ -120,14 +132,7 @@ def python_value() -> Parser:
     # string insides are until-scans (linear streaming); an escape is read whole
     dq = p.literal('"') + p.zero_or_more(p.choice(p.literal("\\") + p.chars("[^\\n]"), p.until('"', "\\"))) + p.literal('"')
     sq = p.literal("'") + p.zero_or_more(p.choice(p.literal("\\") + p.chars("[^\\n]"), p.until("'", "\\"))) + p.literal("'")
-    # a number as JSON writes it (so its text passes through as JSON): 007 or 1e+-2 is no number
-    digits = p.chars("[0-9]", 1, UNBOUNDED)
-    number = (
-        p.optional(p.literal("-"))
-        + p.choice(p.literal("0"), p.chars("[1-9]", 1, 1) + p.chars("[0-9]", 0, UNBOUNDED))
-        + p.optional(p.literal(".") + digits)
-        + p.optional(p.chars("[eE]", 1, 1) + p.optional(p.chars("[-+]", 1, 1)) + digits)
-    )
+    number = json_number()
     word = p.choice(*(p.literal(w) for w in ("True", "False", "None", "true", "false", "null")))
     items = p.optional(ref + p.zero_or_more(ws + p.literal(",") + ws + ref) + ws + p.optional(p.literal(",") + ws))
     listing = p.literal("[") + ws + items + p.literal("]")

@@ -534,7 +534,7 @@ def _lenient_tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any]
         if _is_only_string(arg_schema):
             body = string_body
         else:
-            body = p.choice(typed_head + _schema_value(arg_schema, f"{function['name']}-{name or 'extra'}", typed_end), string_body)
+            body = p.choice(typed_head + typed_value(arg_schema, f"{function['name']}-{name or 'extra'}", typed_end), string_body)
         return p.tag(TOOL_ARG, head + body + p.optional(marker(a.value_suffix))) + p.space()
 
     options = [argument(n, properties[n]) for n in names]
@@ -542,17 +542,26 @@ def _lenient_tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any]
     return p.zero_or_more(p.choice(*options))
 
 
-def _schema_value(schema: Any, rule: str, end: Parser) -> Parser:
-    """A typed value that fills its place up to ``end``: JSON, else a Python
-    literal (a template that writes {{ value }} renders [True, None, 'a'])."""
+def typed_value(schema: Any, rule: str, end: Parser, text: Parser | None = None, own: Sequence[Parser] = ()) -> Parser:
+    """The one coercion rule for a value read by type, in every format that
+    writes values between markers (generic tagged arguments, DSML/GCML, Kimi
+    K3, Gemma 4): the first reading that fills the value's place up to
+    ``end``: a format's ``own`` spellings (each a capture), an object or array
+    escaped as a JSON string (for a schema that takes one: GLM's
+    ``"{\"a\": 1}"``), JSON, a Python literal (a template that writes
+    {{ value }} renders [True, None, 'a']); else ``text``, the value as written
+    (a string the schema check reports), when given.  The whole is one
+    TOOL_ARG_TYPED capture: a stream shows the value once it is decided."""
     json_schema = schema if isinstance(schema, Mapping) else {}
-    # (the capture holds the end's lookahead: a value is complete, and shown, once it is decided)
-    json_value = p.tag(TOOL_ARG_JSON, p.schema(p.json_value(), rule, json_schema) + p.space() + end)
-    python = p.tag(TOOL_ARG_PY, python_value() + p.space() + end)
-    if _takes_structure(json_schema):  # GLM writes an object escaped as a JSON string: "{\"a\": 1}"
-        encoded = p.tag(TOOL_ARG_ENCODED, p.peek(p.literal('"')) + p.json_value() + p.space() + end)
-        return p.tag(TOOL_ARG_TYPED, p.choice(encoded, json_value, python))
-    return p.tag(TOOL_ARG_TYPED, p.choice(json_value, python))
+    # (each capture holds the end's lookahead: a value is complete, and shown, once it is decided)
+    readings = [item + p.space() + end for item in own]
+    if _takes_structure(json_schema):
+        readings.append(p.tag(TOOL_ARG_ENCODED, p.peek(p.literal('"')) + p.json_value() + p.space() + end))
+    readings.append(p.tag(TOOL_ARG_JSON, p.schema(p.json_value(), rule, json_schema) + p.space() + end))
+    readings.append(p.tag(TOOL_ARG_PY, python_value() + p.space() + end))
+    if text is not None:
+        readings.append(text + end)
+    return p.tag(TOOL_ARG_TYPED, p.choice(*readings))
 
 
 def _takes_structure(schema: Mapping[str, Any]) -> bool:

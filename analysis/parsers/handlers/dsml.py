@@ -13,15 +13,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from analysis.messages import tags
-from analysis.messages.pyliteral import python_value
 from analysis.messages.tags import (
     TOOL_ARG,
-    TOOL_ARG_JSON,
     TOOL_ARG_NAME,
-    TOOL_ARG_PY,
+    TOOL_ARG_RAW,
     TOOL_ARG_STRING,
 )
-from analysis.parsers.builder import argument_set, repeated_calls, tool_functions
+from analysis.parsers.builder import argument_set, repeated_calls, tool_functions, typed_value
 from analysis.parsers.handlers.base import Handler, probe_call_render, with_tool_markers
 from analysis.parsers.request import ChatRequest
 from analysis.phases.result import TemplateAnalysis, ToolFormat
@@ -60,7 +58,9 @@ def markup_handler(name: str, dialect: str, section: str) -> Handler:
         head = p.literal(invoke) + tags.tool_name(p.literal(function["name"])) + p.literal('">') + p.space()
         if not strict:  # any argument, in any order, each value text or JSON
             arg_name = p.choice(*(p.literal(str(n)) for n in names)) if names else p.chars('[^"]', 1, UNBOUNDED)
-            typed = p.literal('false">') + p.space() + p.choice(p.tag(TOOL_ARG_JSON, p.json_value()), p.tag(TOOL_ARG_PY, python_value())) + p.space()
+            # a typed value that reads as no type is kept as written (the schema check reports it)
+            end = p.peek(p.space() + p.literal(param_end))
+            typed = p.literal('false">') + p.space() + typed_value({}, f"{function['name']}-value", end, p.tag(TOOL_ARG_RAW, p.until(param_end)))
             arg = p.tag(TOOL_ARG, p.literal(param) + p.tag(TOOL_ARG_NAME, arg_name) + p.literal('" string="') + p.choice(text, typed) + p.literal(param_end))
             return tags.tool(head + p.zero_or_more(arg + p.space()) + p.literal(invoke_end))
 

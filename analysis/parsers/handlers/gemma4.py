@@ -14,15 +14,12 @@ from typing import Any
 
 from analysis.messages import tags
 from analysis.messages.hooks import OutputHooks
-from analysis.messages.pyliteral import python_value
+from analysis.messages.pyliteral import json_number
 from analysis.messages.tags import (
     TOOL_ARG,
     TOOL_ARG_GEMMA,
-    TOOL_ARG_JSON,
     TOOL_ARG_NAME,
-    TOOL_ARG_PY,
     TOOL_ARG_RAW,
-    TOOL_ARG_TYPED,
 )
 from analysis.parsers.builder import (
     BuiltParser,
@@ -31,6 +28,7 @@ from analysis.parsers.builder import (
     repeated_calls,
     tool_functions,
     turn_end_markers,
+    typed_value,
 )
 from analysis.parsers.handlers.base import Handler, probe_call_render, with_tool_markers
 from analysis.parsers.request import ChatRequest, ReasoningFormat
@@ -77,7 +75,7 @@ def gemma_value() -> Parser:
     value = p.rule("gemma-value")
     ref = Ref(value)
     string = p.literal(QUOTE) + p.until(QUOTE) + p.literal(QUOTE)
-    number = p.chars("[-+0-9.eE]", 1, UNBOUNDED)
+    number = json_number()
     # the template writes Python's None for a null inside a list (and True/False if ever)
     word = p.choice(*(p.literal(w) for w in ("true", "false", "null", "None", "True", "False")))
     key = p.choice(string, p.chars("[A-Za-z0-9_]", 1, UNBOUNDED))
@@ -130,14 +128,8 @@ def _lenient_value(value: Parser) -> Parser:
     or bare text (Paris), kept as written.  A typed value shows once decided."""
     quoted = p.literal(QUOTE) + p.until(QUOTE) + p.literal(QUOTE)
     end = p.peek(p.space() + p.choice(p.literal(","), p.literal("}")))
-    json_string = p.literal('"') + p.zero_or_more(p.choice(p.literal("\\") + p.chars("[^\n]", 1, 1), p.until('"', "\\"))) + p.literal('"')
-    others = p.choice(
-        p.tag(TOOL_ARG_GEMMA, value) + end,
-        p.tag(TOOL_ARG_JSON, json_string) + end,
-        p.tag(TOOL_ARG_PY, python_value()) + end,
-        p.tag(TOOL_ARG_RAW, p.chars("[^,}]", 1, UNBOUNDED)) + end,
-    )
-    return p.choice(p.tag(TOOL_ARG_GEMMA, quoted) + p.peek(p.space() + p.choice(p.literal(","), p.literal("}"))), p.tag(TOOL_ARG_TYPED, others))
+    others = typed_value({}, "gemma-arg", end, p.tag(TOOL_ARG_RAW, p.chars("[^,}]", 1, UNBOUNDED)), own=[p.tag(TOOL_ARG_GEMMA, value)])
+    return p.choice(p.tag(TOOL_ARG_GEMMA, quoted) + end, others)
 
 
 def _call(function: dict[str, Any], value: Parser, lenient: bool = False) -> Parser:

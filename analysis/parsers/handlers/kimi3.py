@@ -21,7 +21,6 @@ from typing import Any
 from analysis.messages import tags
 from analysis.messages.tags import (
     TOOL_ARG,
-    TOOL_ARG_JSON,
     TOOL_ARG_NAME,
     TOOL_ARG_RAW,
 )
@@ -30,6 +29,7 @@ from analysis.parsers.builder import (
     boilerplate_and_reasoning_start,
     repeated_calls,
     tool_functions,
+    typed_value,
 )
 from analysis.parsers.handlers.base import Handler, probe_call_render, with_tool_markers
 from analysis.parsers.request import ChatRequest, ReasoningFormat, ToolChoice
@@ -94,7 +94,10 @@ def _call(function: Mapping[str, Any]) -> Parser:
     names = sorted(properties, key=lambda n: -len(str(n))) if isinstance(properties, Mapping) else []
     key = p.choice(*(p.literal(_attribute(str(n))) for n in names)) if names else p.chars('[^"<]', 1, UNBOUNDED)
     string_value = p.literal('string"' + SEP) + p.tag(TOOL_ARG_RAW, p.until(ARG_CLOSE))
-    other_value = p.chars("[a-z]", 1, UNBOUNDED) + p.literal('"' + SEP) + p.space() + p.tag(TOOL_ARG_JSON, p.json_value()) + p.space()
+    # a typed value that reads as no type is kept as written (the schema check reports it)
+    end = p.peek(p.space() + p.literal(ARG_CLOSE))
+    typed = typed_value({}, f"{function['name']}-value", end, p.tag(TOOL_ARG_RAW, p.until(ARG_CLOSE)))
+    other_value = p.chars("[a-z]", 1, UNBOUNDED) + p.literal('"' + SEP) + p.space() + typed
     argument = p.tag(TOOL_ARG, p.literal(ARG_OPEN) + p.tag(TOOL_ARG_NAME, key) + p.literal('" type="') + p.choice(string_value, other_value) + p.literal(ARG_CLOSE))
     json_block = p.literal(JSON_OPEN) + p.space() + tags.tool_args(p.schema(p.json_value(), f"{function['name']}-args", parameters or {"type": "object"})) + p.space() + p.literal(JSON_CLOSE)
     head = p.literal(CALL_OPEN) + tags.tool_name(p.literal(_attribute(function["name"]))) + p.literal('" index="') + p.chars("[0-9]", 1, UNBOUNDED) + p.literal('"' + SEP)
