@@ -128,7 +128,9 @@ def _lenient_value(value: Parser) -> Parser:
     or bare text (Paris), kept as written.  A typed value shows once decided."""
     quoted = p.literal(QUOTE) + p.until(QUOTE) + p.literal(QUOTE)
     end = p.peek(p.space() + p.choice(p.literal(","), p.literal("}")))
-    others = typed_value({}, "gemma-arg", end, p.tag(TOOL_ARG_RAW, p.chars("[^,}]", 1, UNBOUNDED)), own=[p.tag(TOOL_ARG_GEMMA, value)])
+    # (bare text never starts with the quote: a <|"|> string, shown as it came, that never closes breaks the call)
+    bare = p.negate(p.literal(QUOTE)) + p.tag(TOOL_ARG_RAW, p.chars("[^,}]", 1, UNBOUNDED))
+    others = typed_value({}, "gemma-arg", end, bare, own=[p.tag(TOOL_ARG_GEMMA, value)])
     return p.choice(p.tag(TOOL_ARG_GEMMA, quoted) + end, others)
 
 
