@@ -485,3 +485,35 @@ def test_dedicated_formats_read_values_by_the_same_coercion(template: str, outpu
     assert json.loads(outcome.message.tool_calls[0].arguments) == {"city": "Paris", "days": value}
     deltas, streamed, _ = stream_output(generated, text, 1)
     assert streamed.message == outcome.message and accumulate(deltas) == outcome.message
+
+
+# -- Kimi K3 -----------------------------------------------------------------------------------
+
+K3 = "Kimi-K3.jinja"
+K3_REPLY = "<|open|>response<|sep|>Hello<|close|>response<|sep|><|close|>message<|sep|><|end_of_msg|>"
+
+
+def test_kimi_k3_names_are_unescaped_as_its_template_escapes_them() -> None:
+    tools = [{"type": "function", "function": {"name": "a&b", "parameters": {"type": "object", "properties": {'x"y': {"type": "string"}}}}}]
+    generated = zoo_parser(K3).generate(ChatRequest.from_json({"messages": [{"role": "user", "content": "x"}], "tools": tools}))
+    output = (
+        '<|open|>tools<|sep|><|open|>call tool="a&amp;b" index="1"<|sep|><|open|>argument key="x&quot;y" type="string"<|sep|>'
+        "v &amp; w<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|><|close|>message<|sep|><|end_of_msg|>"
+    )
+    outcome = generated.parse(output)
+    # names are attributes (escaped by the template); values are written as they are
+    assert [(c.name, json.loads(c.arguments)) for c in outcome.message.tool_calls] == [("a&b", {'x"y': "v &amp; w"})]
+    deltas, streamed, _ = stream_output(generated, output, 1)
+    assert streamed.message == outcome.message and accumulate(deltas) == outcome.message
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "<|open|>think<|sep|>Plan.<|close|>think<|sep|>" + K3_REPLY,  # the opener the prompt wrote, repeated
+        "Plan.<|close|>think<|sep|>" + K3_REPLY.replace("<|close|>message", "<|close|>response<|sep|><|close|>message"),  # a closer twice
+        "Plan.<|close|>think<|sep|>" + K3_REPLY + "<|end_of_msg|>",
+    ],
+)
+def test_kimi_k3_repeated_openers_and_dangling_closers(output: str) -> None:
+    assert read(K3, output) == {"content": "Hello", "reasoning_content": "Plan.", "ok": True}

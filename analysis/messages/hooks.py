@@ -8,6 +8,8 @@ that its handler carries, and both readers use the same hooks:
 - ``value_decoders``: value captures of its own (Gemma 4's ``<|"|>`` strings),
   each with its decoder ``(text, complete) -> JSON text``; the inside of such
   a string streams as its JSON escape;
+- ``names``: how the format's names (a call's function, an argument's key)
+  read, as written (Kimi K3 escapes them as XML attributes: ``&amp;``);
 - ``message_tags``, ``body_tag`` and ``route``: captures that are whole
   messages of their own shape (harmony's), the capture of a message's body,
   and where a message's body goes (:class:`Route`).
@@ -47,6 +49,8 @@ class OutputHooks:
     """A format's own captures and how to read them (see the module docstring)."""
 
     value_decoders: Mapping[str, Callable[[str, bool], str]] = field(default_factory=lambda: MappingProxyType({}))
+    #: a name as written -> the name
+    names: Callable[[str], str] = str
     message_tags: tuple[str, ...] = ()
     body_tag: str = ""
     #: ``route(message, keep_reasoning_in_content)``

@@ -143,7 +143,7 @@ def _tagged_arguments(call: TagNode, hooks: OutputHooks, final: bool) -> str:
         names = [n for n in arg.children if n.name == TOOL_ARG_NAME]
         if not names or not names[0].complete:
             break
-        head = json.dumps(names[0].text, ensure_ascii=False) + ": "
+        head = json.dumps(hooks.names(names[0].text), ensure_ascii=False) + ": "
         value = ""
         # a typed value may still turn out to be text, as written: it shows once complete
         if final or all(typed.complete for typed in arg.find(TOOL_ARG_TYPED)):
@@ -169,7 +169,7 @@ def _call(node: TagNode, hooks: OutputHooks, final: bool) -> ToolCall | None:
         arguments = _tagged_arguments(node, hooks, final)
     else:
         arguments = ""
-    return ToolCall(names[0].text, arguments, ids[0] if ids else None)
+    return ToolCall(hooks.names(names[0].text), arguments, ids[0] if ids else None)
 
 
 @dataclass

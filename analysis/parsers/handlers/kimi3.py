@@ -19,6 +19,7 @@ from dataclasses import replace
 from typing import Any
 
 from analysis.messages import tags
+from analysis.messages.hooks import OutputHooks
 from analysis.messages.tags import (
     TOOL_ARG,
     TOOL_ARG_NAME,
@@ -88,6 +89,11 @@ def _attribute(value: str) -> str:
     return value.replace("&", "&amp;").replace('"', "&quot;")
 
 
+def _unescape(value: str) -> str:
+    """A name as the template escaped it (an attribute value), unescaped."""
+    return value.replace("&quot;", '"').replace("&amp;", "&")
+
+
 def _call(function: Mapping[str, Any]) -> Parser:
     parameters = function.get("parameters") or {}
     properties = parameters.get("properties") if isinstance(parameters, Mapping) else None
@@ -117,9 +123,14 @@ def build(
     boilerplate, _ = boilerplate_and_reasoning_start(generation_prompt, continued_text, analysis, prefill)
     functions = tool_functions(request) if request.has_tools else []
     turn_end = p.optional(p.literal(MESSAGE_CLOSE)) + p.optional(p.literal(END_OF_MESSAGE)) + p.space()
+    if not for_grammar:  # (parsing) closers written twice, or left dangling, at the end of the turn
+        dangling = p.choice(*(p.literal(c) for c in (RESPONSE_CLOSE, TOOLS_CLOSE, CALL_CLOSE, MESSAGE_CLOSE, END_OF_MESSAGE)))
+        turn_end = turn_end + p.zero_or_more(dangling + p.space())
     stops = (TOOLS_OPEN, MESSAGE_CLOSE, END_OF_MESSAGE) if functions else (MESSAGE_CLOSE, END_OF_MESSAGE)
     if extracts:
-        think = p.literal(THINK_OPEN) + tags.reasoning(p.until(THINK_CLOSE, RESPONSE_OPEN, *stops)) + p.optional(p.literal(THINK_CLOSE))
+        # (parsing) the model repeating the think opener the prompt wrote opens one block
+        opener = p.literal(THINK_OPEN) if for_grammar else p.literal(THINK_OPEN) + p.zero_or_more(p.literal(THINK_OPEN))
+        think = opener + tags.reasoning(p.until(THINK_CLOSE, RESPONSE_OPEN, *stops)) + p.optional(p.literal(THINK_CLOSE))
         response = p.optional(p.literal(RESPONSE_OPEN)) + tags.content(p.until(RESPONSE_CLOSE, *stops)) + p.optional(p.literal(RESPONSE_CLOSE))
         head = p.optional(tags.reasoning_block(think)) + response
     else:  # reasoning stays in content, verbatim (markup included)
@@ -137,4 +148,6 @@ def build(
 #: the markup's special tokens (the markers above are these plus plain text)
 TOKENS = ("<|open|>", "<|sep|>", "<|close|>", END_OF_MESSAGE)
 
-HANDLER = Handler("kimi-k3-xtml", detect, refine, build=build, adapt_request=adapt_request, tokens=TOKENS)
+HANDLER = Handler(
+    "kimi-k3-xtml", detect, refine, build=build, adapt_request=adapt_request, tokens=TOKENS, output=OutputHooks(names=_unescape)
+)
