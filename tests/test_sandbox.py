@@ -157,3 +157,53 @@ def test_template_cannot_mutate_callers_messages() -> None:
         RenderRequest(messages)
     )
     assert messages == [{"role": "user", "content": "hi"}]
+
+
+#: Payloads that turn a reachable object's string form into text the output
+#: check cannot recognise (case, slices, escapes, reversal) or into an error
+#: message (issue 22): none may show a memory address or a module path.
+REPR_PAYLOADS = [
+    "{{ lipsum|string|upper }}",
+    "{{ (lipsum|string)[1:-1] }}",
+    "{{ lipsum|urlencode }}",
+    "{{ lipsum|e }}",
+    "{{ lipsum|string|reverse }}",
+    "{{ lipsum|replace('<','[') }}",
+    "{{ (cycler|string)[8:-2] }}",
+    "{% for x in [1] %}{{ loop.cycle|string|upper }}{% endfor %}",
+    "{{ {}.pop(lipsum) }}",
+    "{{ raise_exception(lipsum) }}",
+    "{{ [].index(cycler) }}",
+    "{{ joiner()|string|reverse }}",
+    "{{ (''.upper|string)[1:] }}",
+    "{{ (range|string)[1:] }}",
+    "{{ (strftime_now|string)[1:] }}",
+    "{{ (messages.append|string)[1:] }}",
+    "{{ ([lipsum]|string)[2:] }}",
+    "{{ (lipsum|pprint)[1:] }}",
+    "{{ ('%s'|format(namespace))[1:] }}",
+    "{{ (dict|string)[1:] }}",
+]
+
+
+@pytest.mark.parametrize("payload", REPR_PAYLOADS)
+def test_reachable_objects_have_address_free_string_forms(payload: str) -> None:
+    import re
+
+    try:
+        text = _template(payload).render(RenderRequest([{"role": "user", "content": "hi"}]))
+    except TemplateRenderError as exc:
+        text = str(exc)
+    assert not re.search(r"0x[0-9a-f]{4,}|x0[0-9a-f]{2,}|[0-9a-f]{8,}", text, re.IGNORECASE), (payload, text)
+    assert not re.search(r"jinja2|analysis\.|sandbox\.|utils\.", text, re.IGNORECASE), (payload, text)
+
+
+def test_reachable_objects_still_work() -> None:
+    """The stand-ins call through and read attributes as the objects do."""
+    source = (
+        "{% set c = cycler('a', 'b') %}{{ c.next() }}{{ c.next() }}{{ c.current }}"
+        "{% set j = joiner('+') %}{% for x in [1, 2] %}{{ j() }}{{ x }}{% endfor %}"
+        "{% set ns = namespace(n=1) %}{% set ns.n = ns.n + 1 %}{{ ns.n }}"
+        "{% for x in range(2) %}{{ loop.cycle('x', 'y') }}{% endfor %}{{ dict(a=1)['a'] }}{{ lipsum(1, false, 2, 3)|length > 0 }}"
+    )
+    assert _template(source).render(RenderRequest([{"role": "user", "content": "hi"}])) == "aba1+22xy1True"

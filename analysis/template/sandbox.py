@@ -31,8 +31,10 @@ import jinja2
 from jinja2 import nodes
 from jinja2.compiler import CodeGenerator, Frame
 from jinja2.ext import Extension
-from jinja2.runtime import Undefined
+from jinja2.runtime import Macro, Undefined
 from jinja2.sandbox import ImmutableSandboxedEnvironment
+from jinja2.utils import Namespace
+from markupsafe import Markup
 
 from analysis import disk_cache
 from analysis.errors import (
@@ -213,6 +215,48 @@ _ALLOWED_MUTATIONS = {
 }
 
 
+class Opaque:
+    """A function, method, class or object a template reached, with a fixed,
+    address-free string form (``<function lipsum>``): Python's own forms carry
+    memory addresses and module paths, which no filter, slice, escape or error
+    message may show.  The environment unwraps it to call it or read its
+    attributes, with the sandbox's checks on the real object."""
+
+    __slots__ = ("_target", "_text")
+
+    def __init__(self, target: Any, text: str) -> None:
+        self._target = target
+        self._text = text
+
+    def __repr__(self) -> str:
+        return self._text
+
+    __str__ = __repr__
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:  # (the environment calls the target itself)
+        raise jinja2.exceptions.SecurityError(f"{self._text} is called only through the sandbox")
+
+
+def opaque(value: Any, name: str = "") -> Any:
+    """``value``, or an :class:`Opaque` stand-in where its string form would
+    show an address or a module path (functions, methods, classes, objects
+    with Python's default repr).  Data, undefined values and Jinja's own
+    objects with a fixed form (macros, namespaces, loops) pass unchanged."""
+    if isinstance(value, (str, int, float, bool, list, dict, tuple, Opaque, Undefined, Markup, Macro, Namespace)) or value is None:
+        return value
+    if isinstance(value, type):
+        return Opaque(value, f"<class {name or value.__name__}>")
+    if callable(value):
+        return Opaque(value, f"<function {name or getattr(value, '__name__', type(value).__name__)}>")
+    if getattr(type(value), "__repr__", None) is object.__repr__:
+        return Opaque(value, f"<{type(value).__name__} object>")
+    return value
+
+
+def _real(value: Any) -> Any:
+    return value._target if isinstance(value, Opaque) else value
+
+
 class SandboxedTemplateEnvironment(ImmutableSandboxedEnvironment):
     """The environment every template is rendered in."""
 
@@ -247,6 +291,9 @@ class SandboxedTemplateEnvironment(ImmutableSandboxedEnvironment):
         # Filters can grow strings (replace, indent, join, center, ...): check results.
         for name, func in list(self.filters.items()):
             self.filters[name] = self._checked_filter(func, sized=name in _SIZE_FILTERS)
+        # what a template can reach has an address-free string form (see Opaque)
+        for name, value in list(self.globals.items()):
+            self.globals[name] = opaque(value, name)
 
     def _tojson(self, value: Any, *args: Any, **kwargs: Any) -> str:
         # (its indent is checked by the size-filter wrapper, as "tojson" is in _SIZE_FILTERS)
@@ -342,9 +389,16 @@ class SandboxedTemplateEnvironment(ImmutableSandboxedEnvironment):
         return super().is_safe_attribute(obj, attr, value)
 
     def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
+        __obj = _real(__obj)
         if getattr(__obj, "__name__", None) in _SIZE_METHODS and isinstance(getattr(__obj, "__self__", None), str):
             __self._check_widths(args, kwargs)
-        return __self._check_size(super().call(__context, __obj, *args, **kwargs))
+        return opaque(__self._check_size(super().call(__context, __obj, *args, **kwargs)))
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        return opaque(super().getattr(_real(obj), attribute))
+
+    def getitem(self, obj: Any, argument: Any) -> Any:
+        return opaque(super().getitem(_real(obj), argument))
 
     def _range(self, *args: int) -> range:
         r = range(*args)
@@ -370,7 +424,7 @@ class SandboxedTemplateEnvironment(ImmutableSandboxedEnvironment):
                     )
                 out.append(chunk)
         except _TemplateRaised as exc:
-            raise TemplateRaisedError(str(exc), name, template_line(exc)) from None
+            raise TemplateRaisedError(address_free(str(exc)), name, template_line(exc)) from None
         except _LimitExceeded as exc:
             raise RenderLimitError(f"sandbox limit: {exc}", name, template_line(exc)) from None
         except RecursionError:
@@ -378,12 +432,12 @@ class SandboxedTemplateEnvironment(ImmutableSandboxedEnvironment):
         except MemoryError:
             raise RenderLimitError(over_memory(self.limits.memory_mb), name) from None
         except jinja2.exceptions.SecurityError as exc:
-            raise SandboxViolation(f"blocked by the sandbox: {exc}", name, template_line(exc)) from None
+            raise SandboxViolation(f"blocked by the sandbox: {address_free(str(exc))}", name, template_line(exc)) from None
         except TemplateRenderError:
             raise
         except Exception as exc:  # noqa: BLE001 - the template's own runtime errors (TypeError, ...)
             raise TemplateRenderError(
-                f"render failed: {type(exc).__name__}: {one_line(exc, 300)}", name, template_line(exc)
+                f"render failed: {type(exc).__name__}: {address_free(one_line(exc, 300))}", name, template_line(exc)
             ) from None
         text = "".join(out)
         _check_output(text, name)
@@ -398,7 +452,22 @@ def over_memory(memory_mb: int) -> str:
 #: A Python object's default repr carries its memory address, a class's repr its
 #: module path; a template must print neither (they leak the layout of the
 #: process and of this project).
-_ADDRESS_REPR = re.compile(r"<[^<>]{1,200} at 0x[0-9a-fA-F]{4,}>|<class '[\w.]+'>")
+_ADDRESS_REPR = re.compile(
+    r"<[^<>]{1,200} at 0x[0-9a-fA-F]{4,}>|<class '[\w.]+'>"
+    # (and the fixed forms of Opaque: printing one is a template bug, or a probe)
+    r"|<function [^<>\s]{1,100}>|<class [\w.]{1,100}>|<\w{1,100} object>",
+    re.IGNORECASE,
+)
+
+
+#: a memory address in a Python form, in any case
+_ADDRESS = re.compile(r" at 0x[0-9a-f]+", re.IGNORECASE)
+
+
+def address_free(text: str) -> str:
+    """``text`` (a message that leaves the worker) without memory addresses:
+    the last check behind :class:`Opaque`, for forms it does not reach."""
+    return _ADDRESS.sub("", text)
 
 
 def _check_output(text: str, name: str) -> None:
