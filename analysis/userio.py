@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from analysis.errors import InputError
+from analysis.errors import InputError, one_line
 
 #: How deep JSON input may nest (real requests and configs stay under 20).
 MAX_JSON_DEPTH = 100
@@ -60,6 +60,8 @@ def loads(text: str, where: str) -> Any:
         raise InputError(f"{where}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
     except RecursionError:
         raise InputError(f"{where}: JSON nests too deeply to read") from None
+    except ValueError as exc:  # an integer of more digits than Python converts (4,300)
+        raise InputError(f"{where}: unreadable JSON number ({one_line(exc, 120)})") from None
     return checked(value, where)
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 
-from autoparser_cli.textsafe import terminal_safe
+from autoparser_cli.textsafe import one_line_safe, terminal_safe
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -40,7 +40,7 @@ def err_console() -> Console:
 
 def error_line(message: str) -> None:
     """Print a one-line ``error:`` to stderr (the message made safe for a terminal)."""
-    err_console().print(f"[bold red]error:[/] {escape_text(terminal_safe(message))}", soft_wrap=True)
+    err_console().print(f"[bold red]error:[/] {escape_text(one_line_safe(message))}", soft_wrap=True)
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:
@@ -63,7 +63,7 @@ def write_excerpt(excerpt: str) -> None:
 
 def note(message: str, label: str = "note") -> None:
     """Print a one-line ``note:`` or ``hint:`` to stderr."""
-    err_console().print(f"[bold yellow]{label}:[/] {escape_text(terminal_safe(message))}", soft_wrap=True)
+    err_console().print(f"[bold yellow]{label}:[/] {escape_text(one_line_safe(message))}", soft_wrap=True)
 
 
 def escape_text(text: str) -> str:
@@ -106,8 +106,17 @@ def handle_errors(func: F) -> F:
             raise fail("out of memory") from None
         except (typer.Exit, typer.Abort, typer.TyperException):
             raise
-        except Exception as exc:  # noqa: BLE001 - a bug: still one line, never a traceback
-            raise fail(f"internal error ({type(exc).__name__}: {one_line(exc)}); please report it") from None
+        except Exception as exc:  # noqa: BLE001 - a bug: still one line (the traceback on request)
+            import os
+
+            if os.environ.get("AUTOPARSER_TRACEBACK") == "1":
+                import traceback
+
+                traceback.print_exc(file=sys.stderr)
+            raise fail(
+                f"internal error ({type(exc).__name__}: {one_line(exc)}); please report it "
+                "(AUTOPARSER_TRACEBACK=1 shows where)"
+            ) from None
 
     return wrapper  # type: ignore[return-value]
 

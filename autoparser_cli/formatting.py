@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 from rich.text import Text
 
-from autoparser_cli.textsafe import terminal_safe
+from autoparser_cli.textsafe import one_line_safe, terminal_safe
 
 if TYPE_CHECKING:
     from rich.panel import Panel
@@ -36,7 +36,7 @@ def visible(marker: str) -> Text:
 
 def caps_table(name: str, caps: Capabilities) -> Table:
     """The capability flags as a two-column table."""
-    table = Table(title=Text(f"Capabilities of {name}"), show_header=True)
+    table = Table(title=Text(f"Capabilities of {one_line_safe(name)}"), show_header=True)
     table.add_column("capability", overflow="fold")
     table.add_column("supported", overflow="fold")
     for key, value in caps.to_dict().items():
@@ -358,7 +358,7 @@ def analysis_summary(analysis: TemplateAnalysis, generated: Generated) -> Table:
     """The analysis in a few lines that fit 80 columns: each mode with its key
     markers, and how the grammar starts.  Folds, never cuts."""
     a, fmt = analysis, analysis.tools.format
-    table = Table(title=Text(f"Summary of {terminal_safe(a.template)}"), show_header=False, title_justify="left", box=None, padding=(0, 1))
+    table = Table(title=Text(f"Summary of {one_line_safe(a.template)}"), show_header=False, title_justify="left", box=None, padding=(0, 1))
     table.add_column("what", style="bold", no_wrap=True)
     table.add_column("found", overflow="fold")
     table.add_row("reasoning", Text(a.reasoning.mode.value).append_text(_pair(a.reasoning.start, a.reasoning.end)))
@@ -443,7 +443,7 @@ def check_table(checks: list[TemplateCheck], drifted: set[str] | frozenset[str] 
     for check in checks:
         a = check.analysis
         if a is None:
-            table.add_row(Text(terminal_safe(check.name)), "", "", "", "", Text(terminal_safe(check.summary), style="red"))
+            table.add_row(Text(one_line_safe(check.name)), "", "", "", "", Text(terminal_safe(check.summary), style="red"))
             continue
         reasoning = Text(a.reasoning.mode.value).append_text(_pair(a.reasoning.start, a.reasoning.end, "  "))
         content = Text(a.content.mode.value)
@@ -458,7 +458,7 @@ def check_table(checks: list[TemplateCheck], drifted: set[str] | frozenset[str] 
         status = Text(check.status.value, style=style)
         if check.name in drifted:
             status = Text(f"{check.status.value}, drifted", style="red")
-        table.add_row(Text(terminal_safe(check.name)), reasoning, content, tools, round_trip_text(check.round_trips), status)
+        table.add_row(Text(one_line_safe(check.name)), reasoning, content, tools, round_trip_text(check.round_trips), status)
     return table
 
 

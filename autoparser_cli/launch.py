@@ -3,11 +3,11 @@
 Two answers come before the command-line framework is imported (that import
 is most of a command's start-up time):
 
-- ``autoparser --version``;
+- ``autoparser --version`` (``-V``);
 - ``autoparser --help`` and ``autoparser COMMAND --help`` (or ``-h``): the
   text Typer wrote the first time, kept in the disk cache
-  (:mod:`analysis.disk_cache`) under a key made of the command, this tool's
-  version, the CLI's sources, Typer's installation, Python's version and the
+  (:mod:`analysis.disk_cache`) under a key made of the command, the program's
+  name (``autoparser`` or ``__main__.py``), this tool's version, the CLI's sources, Typer's installation, Python's version and the
   help's width, so it is the text Typer would write.
 
 Everything else goes to the Typer application in :mod:`autoparser_cli.main`.
@@ -25,7 +25,7 @@ _HELP_FLAGS = ("--help", "-h")
 def main() -> None:
     """Run the ``autoparser`` command with ``sys.argv``."""
     args = sys.argv[1:]
-    if args == ["--version"]:
+    if args in (["--version"], ["-V"]):
         sys.stdout.write(f"autoparser {__version__}\n")
         return
     if args and args[-1] in _HELP_FLAGS and (len(args) == 1 or (len(args) == 2 and not args[0].startswith("-"))):
@@ -68,7 +68,9 @@ def _help_key(command: list[str]) -> str:
     import importlib.util
     import os
 
-    parts = [*command, __version__, sys.version, str(min(_columns(), 80))]  # click wraps help at 80 columns at most
+    # (click names the program from argv[0]: "autoparser", or "python -m autoparser_cli")
+    program = os.path.basename(sys.argv[0]) if sys.argv else ""
+    parts = [*command, program, __version__, sys.version, str(min(_columns(), 80))]  # click wraps help at 80 columns at most
     here = os.path.dirname(os.path.abspath(__file__))
     spec = importlib.util.find_spec("typer")
     sources = [os.path.join(here, name) for name in sorted(os.listdir(here))]

@@ -59,7 +59,7 @@ def _version(value: bool) -> None:
 @app.callback()
 def main(
     version: bool = typer.Option(
-        False, "--version", callback=_version, is_eager=True, help="Show the version and exit."
+        False, "--version", "-V", callback=_version, is_eager=True, help="Show the version and exit."
     ),
     no_cache: bool = typer.Option(
         False,

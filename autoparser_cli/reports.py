@@ -68,12 +68,12 @@ class CheckReport:
 
     def summary_line(self) -> str:
         """``N templates, M cases: P passed (D degraded), F failed, K known failures, X fixed``."""
-        text = f"{self.templates} templates, {self.cases} cases: {self.passed} passed"
+        text = f"{_count(self.templates, 'template')}, {_count(self.cases, 'case')}: {self.passed} passed"
         if self.degraded:
             text += f" ({self.degraded} degraded)"
         text += f", {self.failed} failed"
         if self.known_failures:
-            text += f", {self.known} known failures, {len(self.fixed)} fixed"
+            text += f", {_count(self.known, 'known failure')}, {len(self.fixed)} fixed"
         return text
 
     def to_json(self) -> str:
@@ -133,6 +133,14 @@ class CheckReport:
                     out = [f"status: {result.status.value}"]
                     if result.status == CheckStatus.DEGRADED and result.reason:
                         out.append(f"degraded: {result.reason}")
-                    out += [f"round trip {t.probe}: {t.status}" + (f" ({t.detail})" if t.detail and t.status != "ok" else "") for t in result.round_trips]
+                    out += [
+                        f"round trip {t.probe}: {t.status.value}" + (f" ({t.detail})" if t.detail and t.status.value != "ok" else "")
+                        for t in result.round_trips
+                    ]
                     ET.SubElement(case, "system-out").text = "\n".join(out)
         return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 template``, ``2 templates``."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"

@@ -23,3 +23,10 @@ def terminal_safe(text: str) -> str:
     """``text`` with every control character but newline and tab written as a
     visible ``\\xNN`` escape."""
     return _CONTROL.sub(_escape, text) if _CONTROL.search(text) else text
+
+
+def one_line_safe(text: str) -> str:
+    """``text`` as one terminal line: control characters escaped
+    (:func:`terminal_safe`), and newlines, carriage returns and tabs too
+    (``\\n``), so no message, file or variant name can split an error line."""
+    return terminal_safe(text).replace("\r", "\\r").replace("\n", "\\n").replace("\t", "\\t")

@@ -37,6 +37,38 @@ class ContinueFinal(str, enum.Enum):
     CONTENT = "content"  #: continue the last message's content
 
 
+#: the keys of a request object
+REQUEST_KEYS = (
+    "messages",
+    "tools",
+    "tool_choice",
+    "parallel_tool_calls",
+    "reasoning_format",
+    "enable_thinking",
+    "add_generation_prompt",
+    "continue_final_message",
+    "json_schema",
+    "chat_template_kwargs",
+)
+
+
+def _json_kind(value: Any) -> str:
+    """How JSON calls ``value``'s type (for messages)."""
+    for kind, name in ((bool, "a boolean"), (dict, "an object"), (list, "a list"), (str, "a string"), ((int, float), "a number")):
+        if isinstance(value, kind):
+            return name
+    return "null" if value is None else type(value).__name__
+
+
+def _flag(data: Mapping[str, Any], name: str, default: bool) -> bool:
+    value = data.get(name, default)
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise InputError(f"request: {name} must be true or false, not {_json_kind(value)}")
+    return value
+
+
 def _enum(cls: type[enum.Enum], value: Any, name: str) -> Any:
     try:
         return cls(value)
@@ -67,11 +99,15 @@ class ChatRequest:
 
     @classmethod
     def from_json(cls, data: Any) -> ChatRequest:
-        """Read the JSON request format of the conformance cases (missing keys take defaults)."""
-        if isinstance(data, list):
-            data = {"messages": data}
+        """Read the JSON request format of the conformance cases (missing keys
+        take defaults).  A key it does not know (``"mesages"``), or a value of
+        the wrong shape, is an :class:`InputError` naming it: a request is
+        never silently read otherwise than it was written."""
         if not isinstance(data, dict):
-            raise InputError("request: expected a JSON object with 'messages'")
+            raise InputError(f"request: expected a JSON object with 'messages', not {_json_kind(data)}")
+        unknown = sorted(str(k) for k in data if k not in REQUEST_KEYS)
+        if unknown:
+            raise InputError(f"request: unknown key {unknown[0]!r} (the keys are {', '.join(REQUEST_KEYS)})")
         messages = data.get("messages", [{"role": "user", "content": "Hello"}])
         if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
             raise InputError("request: 'messages' must be a list of objects")
@@ -79,17 +115,20 @@ class ChatRequest:
         schema = data.get("json_schema")
         if schema is not None and not isinstance(schema, dict):
             raise InputError("request: 'json_schema' must be an object or null")
+        extra = data.get("chat_template_kwargs")
+        if extra is not None and not isinstance(extra, dict):
+            raise InputError(f"request: 'chat_template_kwargs' must be an object, not {_json_kind(extra)}")
         return cls(
             messages=messages,
             tools=tools or None,
             tool_choice=_enum(ToolChoice, data.get("tool_choice", "auto"), "tool_choice"),
-            parallel_tool_calls=bool(data.get("parallel_tool_calls", False)),
+            parallel_tool_calls=_flag(data, "parallel_tool_calls", False),
             reasoning_format=_enum(ReasoningFormat, data.get("reasoning_format", "auto"), "reasoning_format"),
-            enable_thinking=bool(data.get("enable_thinking", True)),
-            add_generation_prompt=bool(data.get("add_generation_prompt", True)),
+            enable_thinking=_flag(data, "enable_thinking", True),
+            add_generation_prompt=_flag(data, "add_generation_prompt", True),
             continue_final_message=_enum(
                 ContinueFinal, data.get("continue_final_message", "none") or "none", "continue_final_message"
             ),
             json_schema=schema,
-            extra=data.get("chat_template_kwargs") or {},
+            extra=extra or {},
         )

@@ -14,6 +14,7 @@ from analysis import disk_cache
 from analysis.errors import (
     RenderLimitError,
     SandboxViolation,
+    TemplateLoadError,
     TemplateRaisedError,
     TemplateRenderError,
     TemplateSyntaxError,
@@ -92,11 +93,9 @@ class ChatTemplate:
         #: engine); capability probes use it to mirror the reference.
         self.strict_undefined_json = False
         if len(self.source) > self.limits.max_template_chars:
-            raise TemplateSyntaxError(
-                f"the template is {len(self.source):,} characters, over the limit of "
-                f"{self.limits.max_template_chars:,} (AUTOPARSER_MAX_TEMPLATE_CHARS)",
-                self.name,
-                None,
+            raise TemplateLoadError(
+                f"{self.name}: template too large: {len(self.source):,} characters, over the limit of "
+                f"{self.limits.max_template_chars:,} (AUTOPARSER_MAX_TEMPLATE_CHARS)"
             )
         self._key = _source_key(self.source)
         # the worker outlives settings: the parent says where the cache is

@@ -88,13 +88,20 @@ class RenderLimits:
                 continue
             try:
                 value = kind(raw)
-                if value <= 0:
+                # (a limit must be a finite number a timer or rlimit can hold: not inf, nan or 1e300)
+                if not 0 < value <= _MAX_LIMIT:
                     raise ValueError
             except ValueError:
-                raise LimitConfigError(f"{var}={raw!r}: expected a positive {kind.__name__}") from None
+                raise LimitConfigError(
+                    f"{var}={raw!r}: expected a positive {kind.__name__} up to {_MAX_LIMIT:g}"
+                ) from None
             changes[field_name] = value
         return cls(**changes)
 
+
+#: the largest value a limit takes (a day of CPU, a TB, ...: past it, a
+#: platform's timers and rlimits overflow)
+_MAX_LIMIT = 1e9
 
 _ENV_LIMITS: tuple[tuple[str, str, type], ...] = (
     ("cpu_s", "AUTOPARSER_CPU_S", float),
@@ -517,15 +524,23 @@ def _nesting_depth(node: nodes.Node, limit: int) -> int:
     return deepest
 
 
-def syntax_column(source: str, line: int | None) -> int | None:
-    """Best-effort column: the first Jinja tag opener on the faulty line."""
+def syntax_column(source: str, line: int | None, message: str = "") -> int | None:
+    """Best-effort column: where the token Jinja names (``unexpected '}'``)
+    stands after the line's first tag opener, else that opener."""
     if not line:
         return None
     lines = source.splitlines()
     if not 0 < line <= len(lines):
         return None
-    match = re.search(r"\{[%{#]", lines[line - 1])
-    return match.start() + 1 if match else 1
+    text = lines[line - 1]
+    match = re.search(r"\{[%{#]", text)
+    opener = match.start() if match else 0
+    token = re.search(r"unexpected (?:char )?'(.{1,20}?)'", message)
+    if token:
+        at = text.find(token.group(1), opener + (2 if match else 0))
+        if at >= 0:
+            return at + 1
+    return opener + 1
 
 
 def compile_template(
@@ -555,7 +570,7 @@ def compile_template(
         raise
     except jinja2.TemplateSyntaxError as exc:
         raise TemplateSyntaxError(
-            exc.message or "invalid syntax", name, exc.lineno, syntax_column(source, exc.lineno)
+            exc.message or "invalid syntax", name, exc.lineno, syntax_column(source, exc.lineno, exc.message or "")
         ) from None
     except RecursionError:
         raise TemplateSyntaxError("the template nests too deeply to compile", name, None) from None

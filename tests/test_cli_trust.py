@@ -1,0 +1,109 @@
+"""A CLI a user can trust (issue 22): wrong input is named in one line, never
+silently accepted or turned into an internal error; nothing printed can split
+an error line or drive the terminal."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from tests.cli_helpers import assert_clean_error, run_cli
+from tests.conftest import PROJECT_TEMPLATES
+
+DEMO = PROJECT_TEMPLATES / "demo.jinja"
+
+
+@pytest.mark.parametrize(
+    "request_json, named",
+    [
+        ("[1]", "not a list"),
+        ('{"mesages": []}', "unknown key 'mesages'"),
+        ('{"messages": [], "chat_template_kwargs": "abc"}', "'chat_template_kwargs' must be an object"),
+        ('{"messages": [], "enable_thinking": "yes"}', "enable_thinking must be true or false"),
+        ('{"messages": [], "tool_choice": 3}', "tool_choice must be one of"),
+        ('{"messages": [{"role": "user", "content": "x"}], "json_schema": {"maxLength": ' + "9" * 5000 + "}}", "unreadable JSON number"),
+    ],
+)
+def test_a_wrong_request_is_named_in_one_line(request_json: str, named: str, tmp_path: Path) -> None:
+    request = tmp_path / "request.json"
+    request.write_text(request_json)
+    output = tmp_path / "out.txt"
+    output.write_text("Hello")
+    err = assert_clean_error(run_cli("parse", "--request", str(request), str(output)))
+    assert named in err and "internal error" not in err, err
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "1e300", "0", "-2", "many"])
+def test_a_limit_out_of_range_is_named(value: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AUTOPARSER_CPU_S", value)
+    err = assert_clean_error(run_cli("analyze", "--json"))
+    assert f"AUTOPARSER_CPU_S={value!r}" in err and "internal error" not in err
+
+
+def test_dash_v_is_the_version() -> None:
+    result = run_cli("-V")
+    assert result.exit_code == 0 and result.stdout.startswith("autoparser ")
+
+
+def test_an_internal_error_shows_its_traceback_only_on_request(monkeypatch: pytest.MonkeyPatch) -> None:
+    import analysis.template.loading as loading
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(loading, "load_template", broken)
+    err = assert_clean_error(run_cli("analyze", "--json"))
+    assert "internal error (RuntimeError: a bug)" in err and "AUTOPARSER_TRACEBACK=1" in err
+    monkeypatch.setenv("AUTOPARSER_TRACEBACK", "1")
+    result = run_cli("analyze", "--json")
+    assert result.exit_code == 2 and "Traceback (most recent call last)" in result.stderr
+    assert result.stderr.strip().splitlines()[-1].startswith("error: internal error")
+
+
+def test_names_never_split_an_error_line_or_reach_the_terminal(tmp_path: Path) -> None:
+    missing = tmp_path / "a\nb\x1b]0;PWN\x07.jinja"
+    err = assert_clean_error(run_cli("analyze", str(missing)))
+    assert "\\n" in err and "\x1b" not in err and "\x07" not in err
+    named = tmp_path / "c\x1b]0;PWN\x07d.jinja"
+    named.write_text(DEMO.read_text())
+    result = run_cli("caps", str(named))
+    assert result.exit_code == 0 and "\x1b" not in result.stdout and "\x07" not in result.stdout
+
+
+def test_a_template_over_the_size_limit_is_too_large_not_a_syntax_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AUTOPARSER_MAX_TEMPLATE_CHARS", "100")
+    big = tmp_path / "big.jinja"
+    big.write_text("{{ x }}" + " " * 200)
+    err = assert_clean_error(run_cli("analyze", str(big)))
+    assert "template too large" in err and "syntax" not in err
+
+
+def test_a_syntax_error_points_at_the_token(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jinja"
+    bad.write_text("Hi {{ m.content }")
+    err = assert_clean_error(run_cli("analyze", str(bad)))
+    assert "bad.jinja:1:17: template syntax error: unexpected '}'" in err, err
+
+
+def test_check_reports_in_words_not_enum_names(tmp_path: Path) -> None:
+    junit = tmp_path / "report.xml"
+    result = run_cli("check", str(DEMO), "--junit", str(junit))
+    assert result.exit_code == 0
+    assert "1 template, 0 cases: 1 passed, 0 failed" in result.stdout
+    text = "".join(node.text or "" for node in ET.parse(junit).iter("system-out"))
+    assert "round trip one call: ok" in text and "ProbeStatus" not in text
+
+
+def test_the_help_cache_is_kept_per_program_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``python -m autoparser_cli --help`` says so in its usage line; the
+    cached text of one program name is never shown for the other."""
+    from autoparser_cli import launch
+
+    monkeypatch.setattr("sys.argv", ["autoparser", "--help"])
+    one = launch._help_key([])
+    monkeypatch.setattr("sys.argv", ["__main__.py", "--help"])
+    assert launch._help_key([]) != one
+    assert json.dumps(one)  # (a plain string key)
