@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from analysis.errors import InputError, one_line
 
@@ -65,18 +66,56 @@ def loads(text: str, where: str) -> Any:
     return checked(value, where)
 
 
-def read_text(path: Path) -> str:
-    """A UTF-8 text file; one-line errors for every way reading can fail."""
+#: The most a file or stdin given to the tool may hold (a model output, a
+#: request, a config, a template): 64 MiB.  Past it, reading stops with one line.
+MAX_INPUT_BYTES = 64 * 1024 * 1024
+
+
+def regular_file_size(path: Path) -> int:
+    """The size of ``path``, checked to be a regular file first: a FIFO, a
+    device (``/dev/zero``) or a socket is refused, as reading it could block
+    or never end."""
     try:
-        return path.read_text(encoding="utf-8")
+        info = path.stat()
     except FileNotFoundError:
         raise InputError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a directory, expected a file") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror})") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise InputError(f"{path}: is a directory, expected a file")
+    if not stat.S_ISREG(info.st_mode):
+        raise InputError(f"{path}: not a regular file (a FIFO, a device or a socket); give a file, or - for stdin")
+    return info.st_size
+
+
+def read_bytes(path: Path, limit: int = MAX_INPUT_BYTES) -> bytes:
+    """A regular file's bytes, at most ``limit`` of them: its type
+    (:func:`regular_file_size`) and size are checked before it is read."""
+    size = regular_file_size(path)
+    if size > limit:
+        raise InputError(f"{path}: {size:,} bytes, over the limit of {limit:,} bytes")
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(limit + 1)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror})") from None
+    if len(data) > limit:  # (it grew while read)
+        raise InputError(f"{path}: over the limit of {limit:,} bytes")
+    return data
+
+
+def read_stream(stream: BinaryIO, where: str, limit: int = MAX_INPUT_BYTES) -> bytes:
+    """At most ``limit`` bytes of a stream (stdin), or a one-line error."""
+    data = stream.read(limit + 1)
+    if len(data) > limit:
+        raise InputError(f"{where}: over the limit of {limit:,} bytes")
+    return data
+
+
+def read_text(path: Path, limit: int = MAX_INPUT_BYTES) -> str:
+    """A UTF-8 text file (see :func:`read_bytes`); one-line errors for every way
+    reading can fail."""
+    return decode_utf8(read_bytes(path, limit), str(path))
 
 
 def decode_utf8(data: bytes, where: str) -> str:

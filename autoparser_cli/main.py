@@ -292,18 +292,19 @@ def grammar(
 
 
 def _read_output(output: str | None) -> str:
-    from analysis.userio import decode_utf8
+    from analysis.userio import MAX_INPUT_BYTES, decode_utf8, read_bytes, read_stream
 
     if output is None or output == "-":
         stdin = getattr(sys.stdin, "buffer", None)
-        return decode_utf8(stdin.read(), "stdin") if stdin is not None else sys.stdin.read()
+        if sys.stdin is not None and sys.stdin.isatty():
+            note("reading the model output from the terminal: end it with Ctrl-D (or give a file)")
+        if stdin is None:
+            return sys.stdin.read(MAX_INPUT_BYTES)
+        return decode_utf8(read_stream(stdin, "stdin"), "stdin")
     path = Path(output)
-    try:
-        return decode_utf8(path.read_bytes(), output)
-    except FileNotFoundError:
-        raise fail(f"{output}: no such file (give a file, or - for stdin)") from None
-    except OSError as exc:
-        raise fail(f"{output}: cannot read ({exc.strerror})") from None
+    if not path.exists() and not path.is_symlink():
+        raise fail(f"{output}: no such file (give a file, or - for stdin)")
+    return decode_utf8(read_bytes(path), output)
 
 
 def _request(

@@ -107,3 +107,26 @@ def test_the_help_cache_is_kept_per_program_name(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr("sys.argv", ["__main__.py", "--help"])
     assert launch._help_key([]) != one
     assert json.dumps(one)  # (a plain string key)
+
+
+@pytest.mark.parametrize("command", ["parse", "render"])
+def test_a_device_or_fifo_is_refused_before_reading(command: str, tmp_path: Path) -> None:
+    import os
+
+    fifo = tmp_path / "pipe.txt"
+    os.mkfifo(fifo)
+    for target in ("/dev/zero", str(fifo)):
+        err = assert_clean_error(run_cli(command, target))
+        assert "not a regular file" in err, err
+
+
+def test_an_output_over_the_input_limit_is_refused_before_reading(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import analysis.userio as userio
+
+    monkeypatch.setattr(userio, "MAX_INPUT_BYTES", 1000)
+    monkeypatch.setattr(userio.read_bytes, "__defaults__", (1000,))
+    monkeypatch.setattr(userio.read_stream, "__defaults__", (1000,))
+    big = tmp_path / "out.txt"
+    big.write_text("x" * 5000)
+    assert "over the limit of 1,000 bytes" in assert_clean_error(run_cli("parse", str(big)))
+    assert "stdin: over the limit of 1,000 bytes" in assert_clean_error(run_cli("parse", "-", input="y" * 5000))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import struct
 from pathlib import Path
 
 import numpy as np
@@ -10,6 +11,7 @@ import pytest
 
 from analysis.errors import TemplateLoadError
 from analysis.template.loading import load_source, load_template
+from peg.errors import AutoparserError
 from tests.cli_helpers import assert_clean_error, run_cli
 
 SIMPLE = "{{ bos_token }}{% for m in messages %}[{{ m.role }}]{{ m.content }}{% endfor %}{{ eos_token }}"
@@ -138,3 +140,52 @@ def test_bad_messages_file_is_one_line_error(tmp_path: Path) -> None:
     assert "m.json (messages): invalid JSON at line 1" in err
     err = assert_clean_error(run_cli("render", "--messages", str(tmp_path / "nope.json")))
     assert "nope.json: no such file" in err
+
+
+def _header(pairs: int, tensors: int = 0) -> bytes:
+    return b"GGUF" + struct.pack("<IQQ", 3, tensors, pairs)
+
+
+def _key(name: str) -> bytes:
+    return struct.pack("<Q", len(name)) + name.encode()
+
+
+@pytest.mark.parametrize(
+    "body, where",
+    [
+        # an array of 2^40 uint32 in a file of a few hundred bytes
+        (_header(1) + _key("tokenizer.ggml.tokens") + struct.pack("<IIQ", 9, 4, 1 << 40), "declares 1,099,511,627,776 items"),
+        # an array of 2^40 strings
+        (_header(1) + _key("tokenizer.ggml.tokens") + struct.pack("<IIQ", 9, 8, 1 << 40), "declares 1,099,511,627,776 items"),
+        # a string of 2^60 bytes
+        (_header(1) + _key("tokenizer.chat_template") + struct.pack("<IQ", 8, 1 << 60), "declares"),
+        # 2^50 metadata pairs
+        (_header(1 << 50), "the metadata declares"),
+        # a tensor of 2^31 dimensions
+        (_header(0, 1) + _key("t") + struct.pack("<I", 1 << 31), "dimensions"),
+        (b"GGUF" + struct.pack("<I", 1), "GGUF version 1"),
+    ],
+)
+def test_a_gguf_whose_counts_do_not_fit_is_refused_before_allocating(tmp_path: Path, body: bytes, where: str) -> None:
+    """Every declared count times its items' smallest size is checked against
+    the bytes left: a 262-byte file declaring 2^40 items fails in one line
+    (it took 1.9 GB, then a MemoryError or a segfault)."""
+    pytest.importorskip("gguf")
+    import resource
+
+    path = tmp_path / "hostile.gguf"
+    path.write_bytes(body + b"\0" * 200)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(TemplateLoadError, match=where):
+        load_template(path)
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 100_000  # KB: nothing large allocated
+
+
+def test_a_fifo_or_device_is_refused_before_reading(tmp_path: Path) -> None:
+    import os
+
+    fifo = tmp_path / "pipe.jinja"
+    os.mkfifo(fifo)
+    for source in (fifo, Path("/dev/zero")):
+        with pytest.raises(AutoparserError, match="not a regular file"):
+            load_template(source)

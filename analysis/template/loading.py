@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis.errors import InputError, TemplateLoadError, one_line
-from analysis.userio import loads, read_text
+from analysis.userio import loads, read_text, regular_file_size
 
 DEFAULT_VARIANT = "default"
 TOOL_VARIANT = "tool_use"
@@ -163,6 +163,10 @@ def _load_gguf(path: Path) -> TemplateSource:
         raise TemplateLoadError(
             f"{path}: reading GGUF needs the 'gguf' package (pip install 'autoparser[gguf]')"
         ) from None
+    from analysis.template.gguf_layout import check_gguf_layout
+
+    regular_file_size(path)  # (a FIFO or a device: refused)
+    check_gguf_layout(path)  # every declared count fits in the file, before the reader allocates
     try:
         reader = GGUFReader(str(path), "r")
     except Exception as exc:  # noqa: BLE001 - gguf raises ValueError/struct.error/etc. on junk
