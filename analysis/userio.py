@@ -9,6 +9,7 @@ one-line :class:`InputError` messages that name the input and the place.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
@@ -152,6 +153,22 @@ def validate_tools(tools: Any, where: str) -> list[dict[str, Any]] | None:
     return tools
 
 
+def _write_into(path: Path, text: str, what: str) -> None:
+    """Write into what ``path`` is (a link's target, a FIFO with a reader, a
+    device); a FIFO nobody reads is an error, not a hang."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | (os.O_TRUNC if path.is_file() else 0))
+    except OSError as exc:
+        why = "a FIFO nobody reads" if exc.errno == errno.ENXIO else exc.strerror
+        raise InputError(f"{path}: cannot write the {what} ({why})") from None
+    try:
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot write the {what} ({exc.strerror})") from None
+
+
 def ensure_writable(path: Path, what: str) -> None:
     """Fail early (before a long run) when ``path`` cannot be written."""
     parent = path.parent if str(path.parent) else Path(".")
@@ -165,7 +182,18 @@ def ensure_writable(path: Path, what: str) -> None:
 
 def write_atomic(path: Path, text: str, what: str) -> None:
     """Write ``text`` to ``path`` whole or not at all (a temporary file renamed
-    into place), so a failure never leaves half a file."""
+    into place), so a failure never leaves half a file.  Only a regular file
+    (or a new one) is replaced so: a symbolic link, a FIFO or a device
+    (``/dev/null``) is written into, never replaced by a file."""
+    try:
+        kind = os.lstat(path).st_mode
+    except FileNotFoundError:
+        kind = stat.S_IFREG
+    except OSError as exc:
+        raise InputError(f"{path}: cannot write the {what} ({exc.strerror})") from None
+    if not stat.S_ISREG(kind):
+        _write_into(path, text, what)
+        return
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent if str(path.parent) else ".")
         try:

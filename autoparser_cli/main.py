@@ -493,6 +493,8 @@ def check(
         ensure_writable(junit, "JUnit report")
     if lock is not None and update_lock:
         ensure_writable(lock, "lock file")
+    # a lock file to compare with is read before the run (a missing one is named at once)
+    locked_before = read_lock(lock) if lock is not None and not update_lock else None
     known = read_known_failures(known_failures) if known_failures is not None else {}
     report = CheckReport(known_failures=known)
     roots = list(paths or ([] if cases is not None else [templates_dir()]))
@@ -520,7 +522,7 @@ def check(
         if update_lock:
             write_atomic(lock, lock_text(current), "lock file")
         else:
-            locked = read_lock(lock)
+            locked = locked_before or {}
             if shard_spec is not None or pattern:  # only what this run checked
                 locked = {k: v for k, v in locked.items() if k in {c.name for c in checks}}
             for name in sorted(set(locked) | set(current)):

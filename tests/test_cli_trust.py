@@ -130,3 +130,43 @@ def test_an_output_over_the_input_limit_is_refused_before_reading(tmp_path: Path
     big.write_text("x" * 5000)
     assert "over the limit of 1,000 bytes" in assert_clean_error(run_cli("parse", str(big)))
     assert "stdin: over the limit of 1,000 bytes" in assert_clean_error(run_cli("parse", "-", input="y" * 5000))
+
+
+def test_a_link_or_fifo_given_as_a_report_is_written_into_never_replaced(tmp_path: Path) -> None:
+    import os
+    import threading
+
+    target = tmp_path / "real.xml"
+    target.write_text("old")
+    link = tmp_path / "link.xml"
+    link.symlink_to(target)
+    assert run_cli("check", str(DEMO), "--junit", str(link)).exit_code == 0
+    assert link.is_symlink() and "<testsuites" in target.read_text()
+    fifo = tmp_path / "report.fifo"
+    os.mkfifo(fifo)
+    # nobody reads it: an error, not a hang, and the FIFO stays
+    err = assert_clean_error(run_cli("check", str(DEMO), "--junit", str(fifo)))
+    assert "a FIFO nobody reads" in err and fifo.exists() and not fifo.is_file()
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(open(fifo, "rb").read()))  # noqa: SIM115
+    reader.start()
+    import time
+
+    time.sleep(0.2)  # the reader has opened it
+    assert run_cli("check", str(DEMO), "--junit", str(fifo)).exit_code == 0
+    reader.join(5)
+    assert b"<testsuites" in received[0] and not fifo.is_file()
+
+
+def test_a_missing_lock_file_is_named_before_the_run(tmp_path: Path) -> None:
+    err = assert_clean_error(run_cli("check", str(DEMO), "--lock", str(tmp_path / "missing.lock"), "--json"))
+    assert "missing.lock" in err
+
+
+@pytest.mark.parametrize("name", ["../../../../etc/passwd", "/etc/passwd", "sub/../../x.jinja", "..\\\\..\\\\x.jinja"])
+def test_a_case_naming_a_template_outside_the_folder_is_refused(name: str, tmp_path: Path) -> None:
+    cases = tmp_path / "cases.jsonl"
+    case = {"id": "c1", "template": name, "request": {"messages": []}, "output": "x", "expected": {"content": "x"}}
+    cases.write_text(json.dumps(case) + "\n")
+    err = assert_clean_error(run_cli("check", "--cases", str(cases), "--templates", str(tmp_path)))
+    assert "inside the templates folder" in err, err

@@ -18,7 +18,7 @@ import difflib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
 from analysis.errors import InputError
@@ -62,6 +62,9 @@ def _case_problem(case: Any) -> str | None:
         if key in case and not isinstance(case[key], kinds):
             names = " or ".join("boolean" if k is bool else "object" if k is dict else k.__name__ for k in kinds)
             return f"'{key}' must be a {names}, not {type(case[key]).__name__}"
+    template = str(case["template"])
+    if not _inside_folder(template):
+        return f"'template' must name a file inside the templates folder, not {template[:80]!r}"
     expected = case["expected"]
     for key in ("content", "reasoning_content"):
         if expected.get(key) is not None and not isinstance(expected[key], str):
@@ -70,6 +73,14 @@ def _case_problem(case: Any) -> str | None:
     if calls is not None and not (isinstance(calls, list) and all(isinstance(c, dict) for c in calls)):
         return "'expected.tool_calls' must be a list of objects"
     return None
+
+
+def _inside_folder(name: str) -> bool:
+    """Whether a case's template name stays inside the templates folder: a
+    relative path without ``..`` (a case file may come from anywhere; it never
+    names ``/etc/passwd`` or ``../../secret``)."""
+    parts = PurePosixPath(name.replace("\\", "/")).parts
+    return bool(parts) and not PurePosixPath(name).is_absolute() and not PureWindowsPath(name).is_absolute() and ".." not in parts
 
 
 def load_cases(path: Path) -> list[dict[str, Any]]:
