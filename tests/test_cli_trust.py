@@ -170,3 +170,28 @@ def test_a_case_naming_a_template_outside_the_folder_is_refused(name: str, tmp_p
     cases.write_text(json.dumps(case) + "\n")
     err = assert_clean_error(run_cli("check", "--cases", str(cases), "--templates", str(tmp_path)))
     assert "inside the templates folder" in err, err
+
+
+def test_the_json_schema_grammar_allows_only_a_closed_reasoning_block_then_the_value(tmp_path: Path) -> None:
+    from tests.conftest import ZOO, needs_shared  # noqa: F401
+
+    if not ZOO.is_dir():
+        pytest.skip("../shared is absent")
+    request = tmp_path / "request.json"
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+    request.write_text(json.dumps({"messages": [{"role": "user", "content": "x"}], "json_schema": schema}))
+    template = str(ZOO / "Qwen-Qwen3-0.6B.jinja")
+    grammar = run_cli("grammar", template, "--request", str(request)).stdout
+    assert ".*" not in grammar
+    for text, fits in [
+        ('<think>\nPlan.\n</think>\n\n{"city": "Paris"}', True),
+        ('{"city": "Paris"}', True),
+        ('Sure! Here you go: {"city": "x"}', False),
+        ('<think>\nPlan. {"city": "x"}', False),
+        ('{"city": 5}', False),
+    ]:
+        out = tmp_path / "out.txt"
+        out.write_text(text)
+        result = run_cli("grammar", template, "--request", str(request), "--check", str(out))
+        assert result.exit_code == (0 if fits else 1), (text, result.stdout, result.stderr)
+    assert "column 10" in result.stderr  # {"city": 5}: at the value

@@ -164,7 +164,7 @@ def _reasoning(
     (a tool-call marker: a call written inside an unclosed block is a call) or
     the ``turn_end`` markers that end the output.  Not ``strict`` (parsing): a
     repeated opener opens one block, an end marker alone at the start closes an
-    empty one."""
+    empty one.  ``strict`` (the grammar): only a closed block."""
     r = analysis.reasoning
     start, end = strip_ws(r.start), strip_ws(r.end)
     if not end:
@@ -175,14 +175,16 @@ def _reasoning(
         # GLM's turn is "<|assistant|>\n<think>…": the model writes the newline first;
         # a model that repeats the opener the prompt wrote ("<think><think>") opens one block
         opener = p.space() + p.literal(start) + p.space()
-        if strict:
-            return p.optional(p.choice(tags.reasoning_block(opener + body), tags.reasoning_block(opener + open_text)))
+        if strict:  # (the grammar: a constrained model closes its reasoning block)
+            return p.optional(tags.reasoning_block(opener + body))
         opener = opener + p.zero_or_more(p.literal(start) + p.space())
         block = opener + body
         unterminated = opener + open_text
         # an end marker alone at the start closes an empty block: no reasoning, and not content
         empty = p.space() + p.literal(end) + p.space()
         return p.optional(p.choice(*(tags.reasoning_block(b) for b in (block, unterminated, empty))))
+    if strict:
+        return p.optional(tags.reasoning_block(body))
     return p.optional(p.choice(tags.reasoning_block(body), tags.reasoning_block(open_text)))
 
 
