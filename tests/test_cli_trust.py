@@ -173,7 +173,7 @@ def test_a_case_naming_a_template_outside_the_folder_is_refused(name: str, tmp_p
 
 
 def test_the_json_schema_grammar_allows_only_a_closed_reasoning_block_then_the_value(tmp_path: Path) -> None:
-    from tests.conftest import ZOO, needs_shared  # noqa: F401
+    from tests.conftest import ZOO
 
     if not ZOO.is_dir():
         pytest.skip("../shared is absent")
@@ -195,3 +195,20 @@ def test_the_json_schema_grammar_allows_only_a_closed_reasoning_block_then_the_v
         result = run_cli("grammar", template, "--request", str(request), "--check", str(out))
         assert result.exit_code == (0 if fits else 1), (text, result.stdout, result.stderr)
     assert "column 10" in result.stderr  # {"city": 5}: at the value
+
+
+def test_a_mistyped_local_path_says_it_does_not_exist(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.chdir(tmp_path)
+    err = assert_clean_error(run_cli("analyze", "models/Qwen3-8B"))
+    assert "no local file or folder 'models/Qwen3-8B' exists" in err and "Hub" in err
+
+
+def test_grammar_says_the_template_has_no_tool_calls() -> None:
+    from tests.conftest import ZOO
+
+    if not ZOO.is_dir():
+        pytest.skip("../shared is absent")
+    result = run_cli("grammar", str(ZOO / "google-gemma-2-2b-it.jinja"))  # (with the default request's tool)
+    assert result.exit_code == 0 and "the template has no tool-call format" in result.stdout, result.stdout

@@ -238,6 +238,8 @@ class Generated:
 def _grammar(built: BuiltParser, request: ChatRequest) -> tuple[str, bool, tuple[Trigger, ...], str]:
     lazy = built.tool_calls is not None and bool(built.trigger) and request.tool_choice is ToolChoice.AUTO
     if built.tool_calls is None and request.json_schema is None:
+        if request.has_tools:  # tools were given, but the template writes no tool calls
+            return "", False, (), "the template has no tool-call format (its analysis found none): the tools constrain nothing"
         return "", False, (), ""
     source = built.grammar_source or built
     try:

@@ -265,7 +265,10 @@ def load_source(source: str | Path) -> TemplateSource:
     if not path.exists():
         hub = HUB_REPO.match(str(source))
         if hub:
-            return load_hub(hub["repo"], hub["revision"])
+            try:
+                return load_hub(hub["repo"], hub["revision"])
+            except TemplateLoadError as exc:  # a mistyped local path reads as a repository id too
+                raise TemplateLoadError(f"{exc}; and no local file or folder {str(path)!r} exists") from None
         raise TemplateLoadError(f"{path}: no such file or folder")
     if path.is_dir():
         return _load_folder(path)
