@@ -212,3 +212,33 @@ def test_grammar_says_the_template_has_no_tool_calls() -> None:
         pytest.skip("../shared is absent")
     result = run_cli("grammar", str(ZOO / "google-gemma-2-2b-it.jinja"))  # (with the default request's tool)
     assert result.exit_code == 0 and "the template has no tool-call format" in result.stdout, result.stdout
+
+
+def test_ctrl_c_stops_a_parallel_check_within_a_second(tmp_path: Path) -> None:
+    """Ctrl-C (SIGINT to the process group, as a terminal sends it) during
+    ``check --jobs 2``: exit 130 with one line, no traceback from any process,
+    every job and render worker gone, no report written."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    folder = tmp_path / "slow"
+    folder.mkdir()
+    for i in range(6):  # each render runs until its CPU limit
+        (folder / f"slow{i}.jinja").write_text("{% for a in range(900) %}{% for b in range(900) %}{% for c in range(900) %}{% endfor %}{% endfor %}{% endfor %}")
+    junit = tmp_path / "report.xml"
+    env = dict(os.environ, AUTOPARSER_NO_CACHE="1", AUTOPARSER_CPU_S="5", AUTOPARSER_TEMPLATE_CPU_S="30")
+    command = [sys.executable, "-m", "autoparser_cli", "check", str(folder), "--jobs", "2", "--junit", str(junit)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True)
+    time.sleep(1.5)  # the jobs are rendering
+    os.killpg(process.pid, signal.SIGINT)
+    start = time.monotonic()
+    _, err = process.communicate(timeout=20)
+    assert time.monotonic() - start < 1.0
+    assert process.returncode == 130 and err.decode().strip() == "error: interrupted", err.decode()
+    time.sleep(0.5)
+    states = subprocess.run(["ps", "-o", "stat=", "-g", str(process.pid)], capture_output=True, text=True).stdout.split()
+    assert all(state.startswith("Z") for state in states), states  # (only exited ones, not yet reaped)
+    assert not junit.exists()

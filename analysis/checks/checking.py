@@ -13,6 +13,7 @@ import enum
 import json
 import multiprocessing
 import os
+import signal
 import time
 import warnings
 from collections.abc import Callable, Iterable, Sequence
@@ -169,8 +170,11 @@ def check_templates(
         return results
     context = multiprocessing.get_context("fork")
     out: dict[int, TemplateCheck] = {}
-    with warnings.catch_warnings(), ProcessPoolExecutor(max_workers=min(jobs, len(items)), mp_context=context) as pool:
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # fork beside the progress thread (3.12+)
+        # the job processes ignore Ctrl-C: the parent handles it (no traceback from them)
+        pool = ProcessPoolExecutor(max_workers=min(jobs, len(items)), mp_context=context, initializer=_ignore_interrupts)
+    try:
         futures = {pool.submit(_check_one, item): i for i, item in enumerate(items)}
         for future in as_completed(futures):
             i = futures[future]
@@ -181,7 +185,29 @@ def check_templates(
                 out[i] = TemplateCheck(path, name, CheckStatus.FAILED, f"the check process died ({type(exc).__name__})")
             if progress:
                 progress()
+    except BaseException:  # Ctrl-C (or any failure here): stop now, not after the queued work
+        _stop(pool)
+        raise
+    pool.shutdown(wait=True)
     return [out[i] for i in range(len(items))]
+
+
+def _ignore_interrupts() -> None:  # pragma: no cover - runs in the job processes
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Cancel the queued checks and end the job processes at once (each one's
+    render worker ends with it, as its pipe closes)."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())  # (CPython's executor keeps them there)
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    for process in processes:
+        process.join(timeout=1)
+        if process.is_alive():
+            process.kill()
 
 
 def check_template(path: Path, name: str, round_trip: bool = True) -> TemplateCheck:

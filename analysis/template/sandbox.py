@@ -224,7 +224,7 @@ _ALLOWED_MUTATIONS = {
 
 class Opaque:
     """A function, method, class or object a template reached, with a fixed,
-    address-free string form (``<function lipsum>``): Python's own forms carry
+    address-free string form (``<function lipsum, sandboxed>``): Python's own forms carry
     memory addresses and module paths, which no filter, slice, escape or error
     message may show.  The environment unwraps it to call it or read its
     attributes, with the sandbox's checks on the real object."""
@@ -252,11 +252,11 @@ def opaque(value: Any, name: str = "") -> Any:
     if isinstance(value, (str, int, float, bool, list, dict, tuple, Opaque, Undefined, Markup, Macro, Namespace)) or value is None:
         return value
     if isinstance(value, type):
-        return Opaque(value, f"<class {name or value.__name__}>")
+        return Opaque(value, f"<class {name or value.__name__}, sandboxed>")
     if callable(value):
-        return Opaque(value, f"<function {name or getattr(value, '__name__', type(value).__name__)}>")
+        return Opaque(value, f"<function {name or getattr(value, '__name__', type(value).__name__)}, sandboxed>")
     if getattr(type(value), "__repr__", None) is object.__repr__:
-        return Opaque(value, f"<{type(value).__name__} object>")
+        return Opaque(value, f"<{type(value).__name__} object, sandboxed>")
     return value
 
 
@@ -461,8 +461,8 @@ def over_memory(memory_mb: int) -> str:
 #: process and of this project).
 _ADDRESS_REPR = re.compile(
     r"<[^<>]{1,200} at 0x[0-9a-fA-F]{4,}>|<class '[\w.]+'>"
-    # (and the fixed forms of Opaque: printing one is a template bug, or a probe)
-    r"|<function [^<>\s]{1,100}>|<class [\w.]{1,100}>|<\w{1,100} object>",
+    # (and the fixed forms of Opaque, which no markup spells: printing one is a template bug, or a probe)
+    r"|<[^<>]{1,200}, sandboxed>",
     re.IGNORECASE,
 )
 
