@@ -386,23 +386,36 @@ def analysis_summary(analysis: TemplateAnalysis, generated: Generated) -> Table:
     return table
 
 
-def grammar_text(generated: Generated) -> str:
+def grammar_text(generated: Generated, output_only: bool = False) -> str:
     """The grammar as a plain GBNF file: the lazy flag, triggers (kind and
-    JSON-quoted value) and preserved tokens as ``#`` comments, then the rules."""
+    JSON-quoted value) and preserved tokens as ``#`` comments, then the rules.
+    A non-lazy grammar covers generation prompt + output (the header says so);
+    ``output_only``: the output's grammar alone."""
     import json
 
     g = generated
-    lines = [f"# autoparser grammar for {g.analysis.template}"]
-    if not g.grammar:
+    lines = [f"# autoparser grammar for {one_line_safe(g.analysis.template)}"]
+    grammar = g.grammar
+    if output_only:
+        grammar, why = g.output_grammar()
+        if not grammar:
+            lines.append(f"# no output-only grammar: {why}")
+            return "\n".join(lines) + "\n"
+    if not grammar:
         lines.append(f"# no grammar: {g.grammar_error or 'nothing to constrain (no tools, no json_schema)'}")
         return "\n".join(lines) + "\n"
     lines.append(f"# lazy: {'yes' if g.grammar_lazy else 'no'}")
+    if not g.grammar_lazy and not output_only:
+        lines.append(
+            "# covers the generation prompt, then the output: llama.cpp feeds the prompt as prefill; "
+            "for an engine that constrains only the output, use --output-only"
+        )
     for t in g.triggers:
         lines.append(f"# trigger {TRIGGER_KINDS.get(t.type, str(t.type))}: {json.dumps(t.value, ensure_ascii=False)}")
     if g.grammar_lazy:
         lines.append(f"# ({TRIGGER_LEGEND})")
     lines.append("# preserved tokens: " + " ".join(json.dumps(t, ensure_ascii=False) for t in g.preserved_tokens))
-    return "\n".join(lines) + "\n" + g.grammar.rstrip("\n") + "\n"
+    return "\n".join(lines) + "\n" + grammar.rstrip("\n") + "\n"
 
 
 def generation_renderables(generated: Generated) -> list[object]:

@@ -252,6 +252,9 @@ def grammar(
         None, "--check", metavar="OUTPUT", help="Model output file (or - for stdin) to test against the grammar."
     ),
     partial: bool = typer.Option(False, "--partial", help="With --check: the output is cut short (a valid prefix fits)."),
+    output_only: bool = typer.Option(
+        False, "--output-only", help="The grammar of the output alone (a non-lazy grammar otherwise starts with the generation prompt)."
+    ),
     variant: str | None = VariantOpt,
 ) -> None:
     """Print the GBNF grammar generated for a request, as plain text to copy.
@@ -288,7 +291,10 @@ def grammar(
             return
         error_line(fit.message())
         raise typer.Exit(1)
-    write_stdout(grammar_text(generated))
+    text = grammar_text(generated, output_only)
+    write_stdout(text)
+    if output_only and "# no output-only grammar:" in text:
+        raise typer.Exit(1)
 
 
 def _read_output(output: str | None) -> str:

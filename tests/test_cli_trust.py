@@ -242,3 +242,18 @@ def test_ctrl_c_stops_a_parallel_check_within_a_second(tmp_path: Path) -> None:
     states = subprocess.run(["ps", "-o", "stat=", "-g", str(process.pid)], capture_output=True, text=True).stdout.split()
     assert all(state.startswith("Z") for state in states), states  # (only exited ones, not yet reaped)
     assert not junit.exists()
+
+
+def test_a_non_lazy_grammar_says_it_starts_with_the_prompt_and_output_only_gives_the_output_alone(tmp_path: Path) -> None:
+    from peg.gbnf import MatchStatus, read_gbnf
+
+    request = tmp_path / "request.json"
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+    request.write_text(json.dumps({"messages": [{"role": "user", "content": "x"}], "json_schema": schema}))
+    whole = run_cli("grammar", str(DEMO), "--request", str(request)).stdout
+    assert "# covers the generation prompt, then the output" in whole
+    result = run_cli("grammar", str(DEMO), "--request", str(request), "--output-only")
+    assert result.exit_code == 0 and "covers the generation prompt" not in result.stdout
+    grammar = read_gbnf(result.stdout)
+    assert grammar.match('{"city": "Paris"}').status is MatchStatus.ACCEPTED
+    assert read_gbnf(whole).match('{"city": "Paris"}').status is MatchStatus.REJECTED  # (it wants the prompt first)

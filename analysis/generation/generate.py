@@ -102,6 +102,25 @@ class Generated:
         """Why no grammar could be made ("" when it could)."""
         return self._grammar_parts[3]
 
+    def output_grammar(self) -> tuple[str, str]:
+        """The grammar of the model's output alone (for an engine that
+        constrains only what the model writes, unlike llama.cpp, which feeds
+        the generation prompt as prefill), and why there is none ("" when there
+        is).  A lazy grammar already is one; a non-lazy one is the grammar less
+        the generation prompt, where the prompt is all boilerplate (not where
+        it opens a block the output goes on inside)."""
+        if not self.grammar:
+            return "", self.grammar_error or "nothing to constrain"
+        if self.grammar_lazy:
+            return self.grammar, ""
+        built = self.built if self.strict is None else self.strict()
+        if built.boilerplate != self.generation_prompt:
+            return "", "the generation prompt opens a block the output goes on inside: the grammar needs it as prefill"
+        try:
+            return to_gbnf(built.body), ""
+        except GrammarError as exc:
+            return "", str(exc)
+
     @property
     def generation_prompt(self) -> str:
         return self.prompt.generation_prompt
