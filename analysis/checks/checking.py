@@ -193,21 +193,26 @@ def check_templates(
 
 
 def _ignore_interrupts() -> None:  # pragma: no cover - runs in the job processes
+    """A job process leads a process group of its own (its render workers join
+    it), so the terminal's Ctrl-C reaches only the parent, which can end a job
+    and its workers together; and it ignores SIGINT sent to it alone."""
+    os.setpgrp()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _stop(pool: ProcessPoolExecutor) -> None:
-    """Cancel the queued checks and end the job processes at once (each one's
-    render worker ends with it, as its pipe closes)."""
+    """Cancel the queued checks and end the job processes with their render
+    workers (each job's process group) at once."""
     processes = list((getattr(pool, "_processes", None) or {}).values())  # (CPython's executor keeps them there)
     pool.shutdown(wait=False, cancel_futures=True)
     for process in processes:
-        if process.is_alive():
-            process.terminate()
+        if process.pid is not None:
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                process.kill()
     for process in processes:
         process.join(timeout=1)
-        if process.is_alive():
-            process.kill()
 
 
 def check_template(path: Path, name: str, round_trip: bool = True) -> TemplateCheck:

@@ -198,23 +198,10 @@ class _Worker:
             signal.setitimer(signal.ITIMER_PROF, 0)
 
 
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child
-    """On Linux, the worker is killed when the process that forked it dies (a
-    stopped ``check`` job): it never outlives it by a render."""
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass  # not Linux: the worker ends at its next read of the closed pipe
-
-
 def _serve(request_fd: int, reply_fd: int, memory_mb: int) -> None:  # pragma: no cover - runs in the child
     for sig in (signal.SIGPROF, signal.SIGXCPU, signal.SIGPIPE):
         signal.signal(sig, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and closes the pipe
-    _die_with_parent()
     worker = _Worker(memory_mb)
     while True:
         request = _recv(request_fd)
