@@ -27,7 +27,7 @@ from autoparser_cli.common import (
 )
 
 if TYPE_CHECKING:
-    from analysis.messages.mapper import Delta
+    from analysis.messages.mapper import Delta, Message
     from analysis.parsers.request import ChatRequest
 
 app = typer.Typer(
@@ -383,6 +383,7 @@ def parse(
     loaded = load_template(source_or_default(template), variant, has_tools=chat_request.has_tools)
     parser = auto_parser(loaded)
     generated = parser.generate(chat_request)
+    shown: _DeltaPrinter | None = None
     if stream:
         shown = _DeltaPrinter(as_json)
         streamer = StreamParser(generated)
@@ -397,7 +398,8 @@ def parse(
     else:
         outcome = generated.parse(text, partial=partial)
     if as_json:
-        write_stdout(json.dumps(outcome.message.to_json(), ensure_ascii=False) + "\n")
+        message = shown.message(outcome.message) if shown is not None else outcome.message.to_openai()
+        write_stdout(json.dumps(message, ensure_ascii=False) + "\n")
     else:
         from autoparser_cli.formatting import message_panels
 
@@ -426,13 +428,38 @@ class _DeltaPrinter:
         self.interval_s = interval_s
         self.pending: list[Delta] = []
         self.last = time.monotonic()
+        #: the id each call's first delta carried (the model's, else a generated one)
+        self.ids: dict[int, str] = {}
+
+    def _openai(self, delta: Delta) -> dict[str, Any]:
+        """A delta as OpenAI streams it: a call's id comes once, in its first chunk."""
+        from analysis.messages.mapper import generated_call_id
+
+        data: dict[str, Any] = delta.to_json()
+        index = delta.tool_index
+        if index is not None:
+            call = data["tool_calls"][0]
+            if index not in self.ids:
+                self.ids[index] = delta.tool_id or generated_call_id(index)
+                call["id"] = self.ids[index]
+            else:
+                call.pop("id", None)
+        return data
+
+    def message(self, message: Message) -> dict[str, Any]:
+        """The final message as OpenAI returns it, with the ids the stream gave."""
+        data: dict[str, Any] = message.to_openai()
+        for i, call in enumerate(data.get("tool_calls", [])):
+            if i in self.ids:
+                call["id"] = self.ids[i]
+        return data
 
     def add(self, deltas: list[Delta] | tuple[Delta, ...]) -> None:
         import json
 
         if self.as_json:
             for delta in deltas:
-                write_stdout(json.dumps({"delta": delta.to_json()}, ensure_ascii=False) + "\n")
+                write_stdout(json.dumps({"delta": self._openai(delta)}, ensure_ascii=False) + "\n")
             return
         self.pending.extend(deltas)
         if self.pending and time.monotonic() - self.last >= self.interval_s:

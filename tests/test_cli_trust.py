@@ -259,3 +259,21 @@ def test_a_non_lazy_grammar_says_it_starts_with_the_prompt_and_output_only_gives
     grammar = read_gbnf(result.stdout)
     assert grammar.match('{"city": "Paris"}').status is MatchStatus.ACCEPTED
     assert read_gbnf(whole).match('{"city": "Paris"}').status is MatchStatus.REJECTED  # (it wants the prompt first)
+
+
+def test_parse_json_is_an_openai_message_and_the_stream_gives_the_same_ids(tmp_path: Path) -> None:
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps([{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]))
+    out = tmp_path / "out.txt"
+    call = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "%s"}}\n</tool_call>'
+    out.write_text(call % "Paris" + "\n" + call % "Rome")
+    whole = json.loads(run_cli("parse", "--template", str(DEMO), "--tools", str(tools), "--parallel-tool-calls", "--json", str(out)).stdout)
+    assert whole["content"] is None  # nothing beside the calls
+    assert [c["id"] for c in whole["tool_calls"]] == ["call_0", "call_1"]
+    lines = run_cli("parse", "--template", str(DEMO), "--tools", str(tools), "--parallel-tool-calls", "--json", "--stream", "--chunk", "3", str(out)).stdout.splitlines()
+    deltas = [json.loads(line)["delta"] for line in lines[:-1]]
+    ids = [c["id"] for d in deltas for c in d.get("tool_calls", []) if "id" in c]
+    assert ids == ["call_0", "call_1"]  # once each, in the call's first chunk
+    assert json.loads(lines[-1]) == whole
+    out.write_text("Just text.")
+    assert json.loads(run_cli("parse", "--template", str(DEMO), "--json", str(out)).stdout)["content"] == "Just text."

@@ -64,6 +64,11 @@ class ToolCall:
         return out
 
 
+def generated_call_id(index: int) -> str:
+    """The id of a call the model wrote without one."""
+    return f"call_{index}"
+
+
 @dataclass(frozen=True)
 class Message:
     """An assistant message parsed from model output."""
@@ -71,6 +76,18 @@ class Message:
     content: str = ""
     reasoning_content: str | None = None
     tool_calls: tuple[ToolCall, ...] = ()
+
+    def to_openai(self) -> dict[str, Any]:
+        """The message as OpenAI's API returns it: ``content`` null when the
+        model wrote none beside its calls, and every call with an ``id`` (the
+        model's own, else ``call_N``, N its index: the id a stream's first
+        delta of the call carries, :func:`generated_call_id`)."""
+        out = self.to_json()
+        if self.tool_calls and not self.content:
+            out["content"] = None
+        for i, call in enumerate(out.get("tool_calls", [])):
+            call.setdefault("id", generated_call_id(i))
+        return out
 
     def to_json(self) -> dict[str, Any]:
         """OpenAI's message object (``reasoning_content`` and ``tool_calls`` only when present)."""
