@@ -160,13 +160,17 @@ def caps(
     """
     import json
 
-    from analysis.probing.caps import detect_capabilities
+    from analysis.probing.caps import chat_template_problem, detect_capabilities
     from analysis.template.loading import load_template
     from analysis.template.rendering import ChatTemplate
     from autoparser_cli.formatting import caps_table
 
     loaded = load_template(source_or_default(source), variant)
-    flags = detect_capabilities(ChatTemplate(loaded))
+    template = ChatTemplate(loaded)
+    flags = detect_capabilities(template)
+    problem = chat_template_problem(template)
+    if problem:
+        note(problem, "warning")
     if as_json:
         write_stdout(json.dumps(flags.to_dict(), indent=2) + "\n")
     else:
@@ -227,6 +231,11 @@ def analyze(
         enable_thinking=enable_thinking,
     )
     generated = AutoParser(template, result).generate(request)
+    from analysis.probing.caps import chat_template_problem
+
+    problem = chat_template_problem(template)
+    if problem:
+        note(problem, "warning")
     if as_json:
         data = result.to_json()
         data["generated"] = generated.to_json()

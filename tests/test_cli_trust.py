@@ -277,3 +277,13 @@ def test_parse_json_is_an_openai_message_and_the_stream_gives_the_same_ids(tmp_p
     assert json.loads(lines[-1]) == whole
     out.write_text("Just text.")
     assert json.loads(run_cli("parse", "--template", str(DEMO), "--json", str(out)).stdout)["content"] == "Just text."
+
+
+@pytest.mark.parametrize("text", ["", "Sure! The weather in Paris is sunny.\n"])
+@pytest.mark.parametrize("command", ["analyze", "caps"])
+def test_a_source_that_is_no_chat_template_is_warned_about(command: str, text: str, tmp_path: Path) -> None:
+    source = tmp_path / "notes.jinja"
+    source.write_text(text)
+    result = run_cli(command, str(source), "--json")
+    assert result.exit_code == 0 and "warning: the source does not look like a chat template" in result.stderr
+    assert "does not look" not in run_cli(command, str(DEMO), "--json").stderr

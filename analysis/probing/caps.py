@@ -237,3 +237,24 @@ def render_adapted(
         if on_adapt is not None:  # (only when the adapted conversation rendered)
             on_adapt(first_error.detail if first_error.line is None else f"line {first_error.line}: {first_error.detail}")
         return text
+
+
+#: a user message's text no template writes of its own accord
+_PROBE_TEXT = "autoparser probe text 7431"
+
+
+def chat_template_problem(template: ChatTemplate) -> str:
+    """Why ``template`` does not look like a chat template ("" when it does):
+    no render of a user message, as a string or as text parts, shows the
+    message's text (an empty file, a model output, a template of another kind)."""
+    for content in (_PROBE_TEXT, [{"type": "text", "text": _PROBE_TEXT}]):
+        try:
+            rendered = template.render(RenderRequest([{"role": "user", "content": content}], add_generation_prompt=True))
+        except TemplateRenderError:
+            continue
+        if _PROBE_TEXT in rendered:
+            return ""
+    return (
+        "the source does not look like a chat template: no render of a user message shows its text "
+        "(an empty file, or a model output?)"
+    )
