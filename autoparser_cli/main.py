@@ -521,6 +521,7 @@ def check(
         read_lock,
         shard,
         unique_names,
+        with_variants,
     )
     from analysis.checks.conformance import CaseRunner, load_cases
     from analysis.checks.round_trip import ProbeStatus
@@ -548,10 +549,9 @@ def check(
         found = shard(found, shard_spec)
     if pattern:
         found = [p for p in found if pattern in names[p]]
-    with progress_bar(len(found), "analysing templates", enabled=not as_json) as advance:
-        checks = check_templates(
-            [(p, names[p]) for p in found], round_trip, jobs or os.cpu_count() or 1, progress=advance
-        )
+    entries = with_variants([(p, names[p]) for p in found])  # every named template of a config or GGUF
+    with progress_bar(len(entries), "analysing templates", enabled=not as_json) as advance:
+        checks = check_templates(entries, round_trip, jobs or os.cpu_count() or 1, progress=advance)
     report.templates = len(checks)
     for result in checks:
         report.add_template(result)

@@ -287,3 +287,14 @@ def test_a_source_that_is_no_chat_template_is_warned_about(command: str, text: s
     result = run_cli(command, str(source), "--json")
     assert result.exit_code == 0 and "warning: the source does not look like a chat template" in result.stderr
     assert "does not look" not in run_cli(command, str(DEMO), "--json").stderr
+
+
+def test_check_on_a_config_with_named_templates_checks_every_variant(tmp_path: Path) -> None:
+    config = tmp_path / "tokenizer_config.json"
+    demo = DEMO.read_text()
+    config.write_text(json.dumps({"chat_template": [{"name": "default", "template": demo}, {"name": "tool_use", "template": "{{ oops"}]}))
+    result = run_cli("check", str(config), "--json")
+    report = json.loads(result.stdout)
+    by_name = {r["template"]: r["status"] for r in report["results"]}
+    assert by_name == {"tokenizer_config.json": "ok", "tokenizer_config.json#tool_use": "failed"}, by_name
+    assert result.exit_code == 1

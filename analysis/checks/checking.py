@@ -26,7 +26,7 @@ from analysis.checks.round_trip import ProbeStatus, RoundTrip, round_trips
 from analysis.errors import InputError, TemplateLoadError, TemplateRenderError, one_line
 from analysis.generation.generate import AutoParser, cached_analysis
 from analysis.phases.result import TemplateAnalysis
-from analysis.template.loading import load_template
+from analysis.template.loading import DEFAULT_VARIANT, load_source, load_template
 from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate, RenderRequest
 from analysis.userio import loads, read_text
 from peg.errors import AutoparserError
@@ -148,19 +148,20 @@ def shard(paths: Sequence[Path], spec: str) -> list[Path]:
     return [p for i, p in enumerate(sorted(paths)) if i % count == index - 1]
 
 
-def _check_one(item: tuple[Path, str, bool]) -> TemplateCheck:
+def _check_one(item: tuple[Path, str, bool, str | None]) -> TemplateCheck:
     return check_template(*item)
 
 
 def check_templates(
-    named: Sequence[tuple[Path, str]],
+    named: Sequence[tuple[Path, str] | tuple[Path, str, str | None]],
     round_trip: bool = True,
     jobs: int = 1,
     progress: Callable[[], None] | None = None,
 ) -> list[TemplateCheck]:
-    """``check_template`` over many templates, in ``jobs`` processes (each with
-    its own render worker); results in the order given."""
-    items = [(path, name, round_trip) for path, name in named]
+    """``check_template`` over many templates (``(path, name)``, or ``(path,
+    name, variant)``), in ``jobs`` processes (each with its own render
+    worker); results in the order given."""
+    items = [(entry[0], entry[1], round_trip, entry[2] if len(entry) > 2 else None) for entry in named]
     if jobs <= 1 or len(items) <= 1:
         results = []
         for item in items:
@@ -181,7 +182,7 @@ def check_templates(
             try:
                 out[i] = future.result()
             except Exception as exc:  # noqa: BLE001 - a job process that died: that template fails
-                path, name, _ = items[i]
+                path, name, _, _ = items[i]
                 out[i] = TemplateCheck(path, name, CheckStatus.FAILED, f"the check process died ({type(exc).__name__})")
             if progress:
                 progress()
@@ -215,17 +216,39 @@ def _stop(pool: ProcessPoolExecutor) -> None:
         process.join(timeout=1)
 
 
-def check_template(path: Path, name: str, round_trip: bool = True) -> TemplateCheck:
-    """Load and analyse one template, then (unless ``round_trip`` is off) check
-    that its own renderings parse back: a probe that does not fails the template."""
+def check_template(path: Path, name: str, round_trip: bool = True, variant: str | None = None) -> TemplateCheck:
+    """Load and analyse one template (a named ``variant`` of its source), then
+    (unless ``round_trip`` is off) check that its own renderings parse back: a
+    probe that does not fails the template."""
     start = time.monotonic()
-    result = _check_template(path, name, round_trip)
+    result = _check_template(path, name, round_trip, variant)
     return replace(result, seconds=time.monotonic() - start)
 
 
-def _check_template(path: Path, name: str, round_trip: bool) -> TemplateCheck:
+def with_variants(named: Sequence[tuple[Path, str]]) -> list[tuple[Path, str, str | None]]:
+    """Every template variant of each source (a ``tokenizer_config.json`` or
+    GGUF with named templates: ``default``, ``tool_use``...): the default one
+    keeps the source's name, the others are ``name#variant``.  A source that
+    cannot be read stays one entry (its check reports why)."""
+    out: list[tuple[Path, str, str | None]] = []
+    for path, name in named:
+        variants: list[str] = []
+        if path.suffix in (".json", ".gguf"):
+            try:
+                variants = sorted(load_source(path).variants)
+            except AutoparserError:
+                variants = []
+        if len(variants) <= 1:
+            out.append((path, name, None))
+            continue
+        for variant in variants:
+            out.append((path, name if variant == DEFAULT_VARIANT else f"{name}#{variant}", variant))
+    return out
+
+
+def _check_template(path: Path, name: str, round_trip: bool, variant: str | None = None) -> TemplateCheck:
     try:
-        template = ChatTemplate(load_template(path), clock=FROZEN_CLOCK)
+        template = ChatTemplate(load_template(path, variant), clock=FROZEN_CLOCK)
         analysis = cached_analysis(template)
         if analysis.degraded:
             unrenderable = renders_nothing(template)
