@@ -418,8 +418,9 @@ def grammar_text(generated: Generated, output_only: bool = False) -> str:
     return "\n".join(lines) + "\n" + grammar.rstrip("\n") + "\n"
 
 
-def generation_renderables(generated: Generated) -> list[object]:
-    """The generated parser (as a tree), grammar, lazy flag, triggers and tokens."""
+def generation_renderables(generated: Generated, parser: bool = True, grammar: bool = True) -> list[object]:
+    """What generation made for the request (the prompt, lazy flag, triggers
+    and tokens), with the parser as a tree and the grammar when asked for."""
     from rich.panel import Panel
 
     g = generated
@@ -435,13 +436,15 @@ def generation_renderables(generated: Generated) -> list[object]:
             ("preserved_tokens", _joined(g.preserved_tokens)),
         ],
     )
-    grammar = Text(terminal_safe(g.grammar)) if g.grammar else Text(g.grammar_error or "(no grammar: nothing to constrain)", style="dim")
-    return [
-        table,
-        *([Text(TRIGGER_LEGEND, style="dim")] if g.triggers else []),
-        parser_tree(g.built.parser, "PEG parser (over generation prompt + output)"),
-        Panel(grammar, title="GBNF grammar" + (" (lazy)" if g.grammar_lazy else ""), title_align="left"),
-    ]
+    out: list[object] = [table, *([Text(TRIGGER_LEGEND, style="dim")] if g.triggers else [])]
+    if parser:
+        out.append(parser_tree(g.built.parser, "PEG parser (over generation prompt + output)"))
+    if grammar:
+        text = Text(terminal_safe(g.grammar)) if g.grammar else Text(g.grammar_error or "(no grammar: nothing to constrain)", style="dim")
+        out.append(Panel(text, title="GBNF grammar" + (" (lazy)" if g.grammar_lazy else ""), title_align="left"))
+    if not (parser and grammar):
+        out.append(Text("(--parser, --grammar or --all show the generated PEG parser and GBNF grammar)", style="dim"))
+    return out
 
 
 def check_table(checks: list[TemplateCheck], drifted: set[str] | frozenset[str] = frozenset()) -> Table:

@@ -188,11 +188,15 @@ def analyze(
         True, "--enable-thinking/--no-enable-thinking", help="enable_thinking for the generation prompt."
     ),
     diffs: bool = typer.Option(False, "--diffs", help="Show every comparison's diff (where markers came from)."),
+    show_parser: bool = typer.Option(False, "--parser", help="Show the generated PEG parser as a tree."),
+    show_grammar: bool = typer.Option(False, "--grammar", help="Show the generated GBNF grammar."),
+    show_all: bool = typer.Option(False, "--all", help="Show the parser and the grammar too."),
     variant: str | None = VariantOpt,
 ) -> None:
-    """Find a template's reasoning, content and tool-call markers by differential analysis,
-    and show the parser and grammar generated for a one-message request
-    (with --tools, or the built-in weather tool unless --no-tools).
+    """Find a template's reasoning, content and tool-call markers by differential analysis:
+    a summary, the markers with the evidence for each, and what is generated for a
+    one-message request (with --tools, or the built-in weather tool unless --no-tools);
+    --parser, --grammar or --all add the PEG parser and the GBNF grammar.
 
     Example: autoparser analyze Qwen3-Coder.jinja --diffs
     """
@@ -244,7 +248,7 @@ def analyze(
     console().print(analysis_summary(result, generated))
     for table in analysis_tables(result):
         console().print(table)
-    for renderable in generation_renderables(generated):
+    for renderable in generation_renderables(generated, show_parser or show_all, show_grammar or show_all):
         console().print(renderable)
     if diffs:
         for comparison in comparisons:

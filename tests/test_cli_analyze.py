@@ -64,7 +64,7 @@ def test_analyze_bad_inputs(tmp_path: Path, runaway_limits: float) -> None:
 
 
 def test_analyze_shows_the_generated_parser_and_grammar() -> None:
-    result = run_cli("analyze", str(PROJECT_TEMPLATES / "tests" / "tagged_xml.jinja"))
+    result = run_cli("analyze", str(PROJECT_TEMPLATES / "tests" / "tagged_xml.jinja"), "--all")
     assert result.exit_code == 0, result.stderr
     for text in ("Generated for the request", "PEG parser", "Tag(tool-name)", "GBNF grammar (lazy)", 'word "<tool_call>"', "root ::="):
         assert text in result.stdout, text
@@ -133,3 +133,17 @@ def test_marker_tables_say_where_each_marker_came_from() -> None:
     rows = {line.split("│")[1].strip(): line for line in result.stdout.splitlines() if line.count("│") == 4}
     assert "T2 one call vs two calls" in rows["per_call_start"]  # read from a comparison
     assert "handler gemma4" in rows["function.close"]  # set by the dedicated handler
+
+
+def test_analyze_is_short_by_default_and_expands_on_request() -> None:
+    """The default shows the summary, the markers and their evidence; the
+    parser and the grammar come with --parser, --grammar or --all."""
+    source = str(PROJECT_TEMPLATES / "tests" / "tagged_xml.jinja")
+    default = run_cli("analyze", source, width=100).stdout
+    assert "PEG parser (over" not in default and "root ::=" not in default and "--all show" in default
+    assert "Summary of tagged_xml.jinja" in default and "<parameter=" in default
+    assert len(default.splitlines()) < 110
+    assert "PEG parser (over" in run_cli("analyze", source, "--parser").stdout
+    grammar_only = run_cli("analyze", source, "--grammar").stdout
+    assert "root ::=" in grammar_only and "PEG parser (over" not in grammar_only
+    assert len(run_cli("analyze", source, "--all", width=100).stdout.splitlines()) > len(default.splitlines())

@@ -39,7 +39,7 @@ def test_handler_choice_matches_the_reference(row: dict) -> None:
 
 @needs_shared
 def test_analyze_shows_the_handler_rule_tree_and_grammar() -> None:
-    result = run_cli("analyze", str(ZOO / "google-gemma-4-31B-it.jinja"), width=200)
+    result = run_cli("analyze", str(ZOO / "google-gemma-4-31B-it.jinja"), "--all", width=200)
     assert result.exit_code == 0, result.stderr
     for text in ("gemma4", "a probe call renders as <|tool_call>call:", "PEG parser", "Tag(tool-arg-gemma)", "GBNF grammar"):
         assert text in result.stdout, text
