@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
@@ -447,35 +448,66 @@ def generation_renderables(generated: Generated, parser: bool = True, grammar: b
     return out
 
 
-def check_table(checks: list[TemplateCheck], drifted: set[str] | frozenset[str] = frozenset()) -> Table:
+#: below this many columns, ``check`` lists templates instead of tabling them
+#: (a table would fold markers mid-token)
+CHECK_TABLE_MIN_WIDTH = 140
+
+
+def check_table(
+    checks: list[TemplateCheck], drifted: set[str] | frozenset[str] = frozenset(), width: int = 200
+) -> Table | Group:
     """One row per template: reasoning, content, tool format and key markers,
     status (``drifted`` names differ from the lock file); full reasons are in
-    :func:`check_details`."""
-    from analysis.checks.checking import CheckStatus
-
+    :func:`check_details`.  Narrower than :data:`CHECK_TABLE_MIN_WIDTH` (a
+    CI log's 80 columns), one block per template, folded only between markers."""
+    rows = [_check_row(check, drifted) for check in checks]
+    if width < CHECK_TABLE_MIN_WIDTH:
+        return _check_listing(rows)
     table = Table(title=Text("Templates"), title_justify="left")
     for column in ("template", "reasoning", "content", "tools", "round trip", "status"):
         table.add_column(column, overflow="fold")
-    for check in checks:
-        a = check.analysis
-        if a is None:
-            table.add_row(Text(one_line_safe(check.name)), "", "", "", "", Text(terminal_safe(check.summary), style="red"))
-            continue
-        reasoning = Text(a.reasoning.mode.value).append_text(_pair(a.reasoning.start, a.reasoning.end, "  "))
-        content = Text(a.content.mode.value)
-        if a.content.start:
-            content.append("  ").append_text(visible(a.content.start))
-        fmt = a.tools.format
-        tools = Text(fmt.mode.value)
-        for marker in (fmt.section_start or fmt.per_call_start, a.tools.function.name_prefix, a.tools.arguments.name_prefix):
-            if marker:
-                tools.append("  ").append_text(visible(marker))
-        style = {CheckStatus.OK: "green", CheckStatus.DEGRADED: "yellow"}.get(check.status, "red")
-        status = Text(check.status.value, style=style)
-        if check.name in drifted:
-            status = Text(f"{check.status.value}, drifted", style="red")
-        table.add_row(Text(one_line_safe(check.name)), reasoning, content, tools, round_trip_text(check.round_trips), status)
+    for row in rows:
+        table.add_row(*row)
     return table
+
+
+def _check_row(check: TemplateCheck, drifted: set[str] | frozenset[str]) -> tuple[Text, Text, Text, Text, Text, Text]:
+    """A template's cells: name, reasoning, content, tools, round trip, status."""
+    from analysis.checks.checking import CheckStatus
+
+    a = check.analysis
+    name = Text(one_line_safe(check.name))
+    if a is None:
+        return name, Text(), Text(), Text(), Text(), Text(one_line_safe(check.summary), style="red")
+    reasoning = Text(a.reasoning.mode.value).append_text(_pair(a.reasoning.start, a.reasoning.end, "  "))
+    content = Text(a.content.mode.value)
+    if a.content.start:
+        content.append("  ").append_text(visible(a.content.start))
+    fmt = a.tools.format
+    tools = Text(fmt.mode.value)
+    for marker in (fmt.section_start or fmt.per_call_start, a.tools.function.name_prefix, a.tools.arguments.name_prefix):
+        if marker:
+            tools.append("  ").append_text(visible(marker))
+    style = {CheckStatus.OK: "green", CheckStatus.DEGRADED: "yellow"}.get(check.status, "red")
+    status = Text(check.status.value, style=style)
+    if check.name in drifted:
+        status = Text(f"{check.status.value}, drifted", style="red")
+    return name, reasoning, content, tools, round_trip_text(check.round_trips), status
+
+
+def _check_listing(rows: list[tuple[Text, Text, Text, Text, Text, Text]]) -> Group:
+    """The rows as blocks: ``name  status  (round trip)`` then one indented
+    line per field (Rich wraps at the spaces between markers, never inside one)."""
+    lines: list[Text] = [Text("Templates", style="bold")]
+    for name, reasoning, content, tools, trips, status in rows:
+        head = Text.assemble(name, "  ", status)
+        if trips.plain:
+            head.append("  (").append_text(trips).append(")")
+        lines.append(head)
+        for label, cell in (("reasoning", reasoning), ("content", content), ("tools", tools)):
+            if cell.plain:
+                lines.append(Text.assemble(f"  {label:<10}", cell))
+    return Group(*lines)
 
 
 def check_details(

@@ -607,7 +607,7 @@ def check(
         write_stdout(report.to_json())
     else:
         if checks:
-            console().print(check_table(checks, set(drifted)))
+            console().print(check_table(checks, set(drifted), console().width))
         for text in check_details(checks, drifted, known):
             console().print(text, soft_wrap=True)  # in full, never cut
         for failure in case_failures:

@@ -298,3 +298,20 @@ def test_check_on_a_config_with_named_templates_checks_every_variant(tmp_path: P
     by_name = {r["template"]: r["status"] for r in report["results"]}
     assert by_name == {"tokenizer_config.json": "ok", "tokenizer_config.json#tool_use": "failed"}, by_name
     assert result.exit_code == 1
+
+
+def test_check_output_at_80_columns_never_folds_a_marker() -> None:
+    """A CI log's 80 columns: one block per template, folded only between
+    markers (the table split "<tool_call" / ">↵" before); COLUMNS widens it
+    back into a table."""
+    from tests.conftest import ZOO
+
+    if not ZOO.is_dir():
+        pytest.skip("../shared is absent")
+    sources = [str(ZOO / name) for name in ("Qwen-Qwen3-0.6B.jinja", "moonshotai-Kimi-K2.jinja", "Kimi-K3.jinja")]
+    narrow = run_cli("check", *sources, "--no-round-trip", width=80).stdout
+    for marker in ('"<tool_call>↵"', '"<|tool_calls_section_begin|>"', '"<|open|>think<|sep|>"', '"↵</think>↵↵"'):
+        assert any(marker in line for line in narrow.splitlines()), (marker, narrow)
+    assert all(len(line) <= 80 for line in narrow.splitlines())
+    wide = run_cli("check", *sources, "--no-round-trip", width=200).stdout
+    assert "┃ template" in wide and "┃ template" not in narrow
