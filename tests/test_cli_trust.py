@@ -315,3 +315,21 @@ def test_check_output_at_80_columns_never_folds_a_marker() -> None:
     assert all(len(line) <= 80 for line in narrow.splitlines())
     wide = run_cli("check", *sources, "--no-round-trip", width=200).stdout
     assert "┃ template" in wide and "┃ template" not in narrow
+
+
+def test_a_case_with_a_long_output_is_checked_in_linear_time(tmp_path: Path) -> None:
+    """Every prefix of a long output would be quadratic: past 2,000
+    characters, 200 evenly spaced prefixes are parsed (the stream still takes
+    every character), so the work grows linearly with the output."""
+    from analysis.checks import conformance
+
+    assert len(conformance._checked_prefixes(1_000)) == 1_000
+    for length in (100_000, 1_000_000):
+        assert len(conformance._checked_prefixes(length)) <= conformance.EVERY_PREFIX_UP_TO + conformance.SAMPLED_PREFIXES + 2
+    (tmp_path / "demo.jinja").write_text(DEMO.read_text())
+    text = "word " * 40_000
+    case = {"id": "long", "template": "demo.jinja", "request": {"messages": [{"role": "user", "content": "x"}]}, "output": text, "expected": {"content": text}}
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(json.dumps(case) + "\n")
+    result = run_cli("check", "--cases", str(cases), "--templates", str(tmp_path))
+    assert result.exit_code == 0 and "1 case: 1 passed" in result.stdout
