@@ -333,3 +333,16 @@ def test_a_case_with_a_long_output_is_checked_in_linear_time(tmp_path: Path) -> 
     cases.write_text(json.dumps(case) + "\n")
     result = run_cli("check", "--cases", str(cases), "--templates", str(tmp_path))
     assert result.exit_code == 0 and "1 case: 1 passed" in result.stdout
+
+
+def test_a_template_file_past_the_size_limit_is_refused_before_it_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import analysis.userio as userio
+
+    monkeypatch.setenv("AUTOPARSER_MAX_TEMPLATE_CHARS", "100")
+    big = tmp_path / "big.jinja"
+    big.write_text("x" * 1000)
+    read: list[Path] = []
+    real = userio.read_bytes
+    monkeypatch.setattr(userio, "read_bytes", lambda path, *a: read.append(path) or real(path, *a))
+    err = assert_clean_error(run_cli("analyze", str(big)))
+    assert "template too large: 1,000 bytes" in err and read == []

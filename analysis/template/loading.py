@@ -82,7 +82,20 @@ def _token_text(value: Any) -> str:
 
 
 def _read_text(path: Path) -> str:
+    """A template file: over the size limit (``AUTOPARSER_MAX_TEMPLATE_CHARS``
+    characters, so 4 bytes each at most) it is refused before it is read."""
+    import os
+
+    from analysis.template.sandbox import RenderLimits
+
+    max_chars = RenderLimits.from_env(os.environ).max_template_chars
     try:
+        size = regular_file_size(path)
+        if size > 4 * max_chars:
+            raise TemplateLoadError(
+                f"{path}: template too large: {size:,} bytes, over the limit of {max_chars:,} characters "
+                "(AUTOPARSER_MAX_TEMPLATE_CHARS)"
+            )
         return read_text(path)
     except InputError as exc:
         raise TemplateLoadError(str(exc)) from None
