@@ -10,14 +10,15 @@ varies by +-30% from run to run)."""
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 from analysis.generation.generate import AutoParser
-from analysis.generation.streaming import StreamParser
 from analysis.parsers.request import ChatRequest
 from analysis.template.loading import load_template
 from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_stream import stream, timed  # (the same timing loop and 4-character stream)
 
 TOOLS = [
     {"type": "function", "function": {"name": "python", "parameters": {"type": "object", "properties": {"code": {"type": "string"}, "n": {"type": "integer"}}}}},
@@ -40,22 +41,6 @@ def workloads(folder: Path):
     yield "Qwen3-Coder tagged", "Qwen3-Coder.jinja", coder
     glm = "<tool_call>python\n<arg_key>code</arg_key>\n<arg_value>" + code + "</arg_value>\n<arg_key>n</arg_key>\n<arg_value>3</arg_value>\n</tool_call>"
     yield "GLM-4.6 arg_key/value", "GLM-4.6.jinja", glm
-
-
-def timed(fn, repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
-def stream(generated, text: str, size: int = 4) -> None:
-    parser = StreamParser(generated)
-    for i in range(0, len(text), size):
-        parser.feed(text[i : i + size])
-    parser.finish()
 
 
 def main() -> None:

@@ -147,14 +147,7 @@ def _call(function: dict[str, Any], value: Parser, lenient: bool = False) -> Par
     )
 
 
-def build(
-    analysis: TemplateAnalysis,
-    request: ChatRequest,
-    generation_prompt: str,
-    continued_text: str,
-    prefill: PrefillOutcome,
-    for_grammar: bool = False,
-) -> BuiltParser:
+def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: str, continued_text: str, prefill: PrefillOutcome, for_grammar: bool = False) -> BuiltParser:
     """Reasoning block, then content, calls and stray channel markers in any order."""
     extracts = request.reasoning_format is not ReasoningFormat.NONE
     boilerplate, _ = boilerplate_and_reasoning_start(generation_prompt, continued_text, analysis, prefill)

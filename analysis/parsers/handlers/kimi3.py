@@ -110,14 +110,7 @@ def _call(function: Mapping[str, Any]) -> Parser:
     return tags.tool(head + p.choice(json_block, p.zero_or_more(argument)) + p.literal(CALL_CLOSE))
 
 
-def build(
-    analysis: TemplateAnalysis,
-    request: ChatRequest,
-    generation_prompt: str,
-    continued_text: str,
-    prefill: PrefillOutcome,
-    for_grammar: bool = False,
-) -> BuiltParser:
+def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: str, continued_text: str, prefill: PrefillOutcome, for_grammar: bool = False) -> BuiltParser:
     """Think block, response block, tools section, end of turn."""
     extracts = request.reasoning_format is not ReasoningFormat.NONE
     boilerplate, _ = boilerplate_and_reasoning_start(generation_prompt, continued_text, analysis, prefill)
