@@ -172,6 +172,8 @@ def _reply_probe(parser: AutoParser, name: str, message: dict[str, Any], reasoni
     text = _rendered_reply(parser.template, generated, message)
     if text is None:
         return RoundTrip(name, ProbeStatus.SKIPPED, "the rendered turn cannot be lined up with the generation prompt")
+    if REPLY not in text:  # (a multimodal template writes only content parts)
+        return RoundTrip(name, ProbeStatus.SKIPPED, "the template does not render a reply given as text")
     if reasoning is not None and reasoning not in text:
         return RoundTrip(name, ProbeStatus.SKIPPED, "the history leaves the reasoning out")
 

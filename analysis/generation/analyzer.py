@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from typing import Any
 
 from analysis.errors import TemplateRenderError
 from analysis.parsers.handlers import find_handler
@@ -267,10 +268,17 @@ def _turn_end(prober: Prober, log: PhaseLog, user_start: str) -> tuple[str, ...]
     probe's stand-in token is not kept)."""
     real_eos = prober.template.template.eos_token
     eos = {} if real_eos else {"eos_token": _PROBE_EOS}
-    try:
-        rendered = prober.render(replace(conversation(assistant(), tools=False), extra=eos))
-    except TemplateRenderError:
-        rendered = ""
+    rendered = ""
+    # (a multimodal template writes only content parts: the text as a part too)
+    for content in (ASSISTANT_TEXT, [{"type": "text", "text": ASSISTANT_TEXT}]):
+        request = replace(conversation(assistant(), tools=False), extra=eos)
+        parts = [{**m, "content": content} if m.get("role") == "assistant" else _as_parts(dict(m), content) for m in request.messages]
+        try:
+            rendered = prober.render(replace(request, messages=parts))
+        except TemplateRenderError:
+            continue
+        if ASSISTANT_TEXT in rendered:
+            break
     # (the assistant start may begin with the previous turn's closer: Command R's does)
     opener = _first_token(user_start)
     found: list[str] = []
@@ -285,6 +293,14 @@ def _turn_end(prober: Prober, log: PhaseLog, user_start: str) -> tuple[str, ...]
     if markers:
         log.cite_source("turn_end", "the markers after an assistant turn's text (and the end-of-sequence token)")
     return markers
+
+
+def _as_parts(message: dict[str, Any], like: Any) -> dict[str, Any]:
+    """``message`` with its text content as parts when ``like`` is parts."""
+    text = message.get("content")
+    if isinstance(like, list) and isinstance(text, str):
+        return {**message, "content": [{"type": "text", "text": text}]}
+    return message
 
 
 def _generation_prompt(

@@ -180,7 +180,10 @@ def _call(node: TagNode, hooks: OutputHooks, final: bool) -> ToolCall | None:
         return None  # arguments wait until the name is known
     ids = [n.text.strip(_WS) for n in node.find(TOOL_ID) if n.complete]
     raw = node.find(TOOL_ARGS)
-    if raw:
+    python = raw[0].find(TOOL_ARG_PY) if raw else []
+    if python:  # arguments in Python spelling ({'city': 'Paris'}, as {{ arguments }} renders a dict)
+        arguments = py_to_json(python[0].text, python[0].complete)
+    elif raw:
         arguments = raw[0].text.strip(_WS) if raw[0].complete else raw[0].text.lstrip(_WS)
     elif node.complete or any(n.complete for n in node.find(TOOL_ARG_NAME)):
         arguments = _tagged_arguments(node, hooks, final)

@@ -107,7 +107,7 @@ def _args_schema_parser(function: Mapping[str, Any]) -> Parser:
     return p.schema(p.json_value(), f"{function['name']}-args", _parameters(function))
 
 
-def json_arguments(function: Mapping[str, Any], follows: Sequence[str] = ()) -> Parser:
+def json_arguments(function: Mapping[str, Any], follows: Sequence[str] = (), strict: bool = False) -> Parser:
     """A call's JSON arguments.  Given ``follows`` (parsing: the texts that can
     only come after the arguments, such as ``}\n</tool_call>``), arguments that
     are not JSON (``{"days": 007}``) but are followed by one of them are kept as
@@ -115,7 +115,13 @@ def json_arguments(function: Mapping[str, Any], follows: Sequence[str] = ()) -> 
     check), and a stream that showed them as they came shows the same.  (Where
     none follows, the output was cut short or the call broke: as before.)"""
     parsed = _args_schema_parser(function)
+    if strict:  # (the grammar: JSON of the schema)
+        return tags.tool_args(parsed)
     follows = [f for f in follows if f]
+    # a template that writes {{ arguments }} renders a dict in Python's spelling: {'city': 'Paris'}
+    # (only that: arguments that open as JSON, {", are never reread as Python, as a stream showed them)
+    python = p.peek(p.literal("{") + p.space() + p.literal("'")) + p.tag(TOOL_ARG_PY, python_value())
+    parsed = p.choice(parsed, python)
     if not follows:
         return tags.tool_args(parsed)
     # an object's text, to its last brace before what follows (whitespace after it is not arguments)
@@ -272,7 +278,7 @@ _PYTHON_TAG = "<|python_tag|>"
 def _json_native_call(analysis: TemplateAnalysis, function: Mapping[str, Any], strict: bool = False) -> Parser:
     fmt = analysis.tools.format
     name = _tool_name(function["name"], strict, _JSON_NAME_CHARS, _after_json_name(analysis))
-    args = tags.tool_args(_args_schema_parser(function)) if strict else json_arguments(function, _after_json_arguments(analysis))
+    args = json_arguments(function, _after_json_arguments(analysis), strict)
     if fmt.fun_name_is_key:
         return (
             p.literal("{")
@@ -402,7 +408,7 @@ def _tag_call(analysis: TemplateAnalysis, function: Mapping[str, Any], strict: b
         close = strip_ws(fn.close) or strip_ws(fmt.per_call_end) or strip_ws(fmt.section_end)
         opener = strip_ws(fmt.per_call_start) or strip_ws(fn.name_prefix)
         follows = [close] if close else [opener] if _markup(opener) else []
-        parts.append(tags.tool_args(_args_schema_parser(function)) if strict else json_arguments(function, follows))
+        parts.append(json_arguments(function, follows, strict))
     else:
         parts.append(_tagged_args(analysis, function, strict))
     if cid.pos is CallIdPosition.POST_ARGS and cid.prefix:

@@ -47,7 +47,7 @@ def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: s
     segments = [p.literal("all") + p.space() + tags.content(p.until(MARK, stops=stops))]
     for f in functions:
         # (parsing) arguments that are not JSON are kept as written, up to the next >>>
-        args = json_arguments(f, () if for_grammar else (MARK,))
+        args = json_arguments(f, (MARK,), for_grammar)
         segments.insert(0, tags.tool(tags.tool_name(p.literal(f["name"])) + p.literal("\n") + p.space() + args))
     segment = p.choice(*segments)
     if request.parallel_tool_calls or not functions or not for_grammar:  # (see repeated_calls)

@@ -1,0 +1,42 @@
+"""Shapes of templates not in the zoo (issue 21), each with a small template
+written for the purpose in templates/tests/: the template's own rendering
+reads back, through the generic mechanism."""
+
+from __future__ import annotations
+
+from analysis.checks.checking import CheckStatus, check_template
+from analysis.checks.round_trip import ProbeStatus
+from analysis.generation.generate import auto_parser
+from analysis.parsers.request import ChatRequest
+from analysis.template.loading import load_template
+from tests.conftest import PROJECT_TEMPLATES
+
+SMALL = PROJECT_TEMPLATES / "tests"
+
+
+def test_arguments_written_in_python_spelling_read_back() -> None:
+    """{{ arguments }} renders a dict as {'city': 'Paris'}: the template's own
+    calls read back as the same calls (they failed as broken JSON)."""
+    result = check_template(SMALL / "python_args.jinja", "python_args.jinja")
+    assert result.status is CheckStatus.OK, result.reason
+    assert {t.probe for t in result.round_trips if t.status is ProbeStatus.OK} >= {"one call", "two arguments", "typed values"}
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+    generated = auto_parser(load_template(SMALL / "python_args.jinja")).generate(
+        ChatRequest.from_json({"messages": [{"role": "user", "content": "x"}], "tools": tools})
+    )
+    outcome = generated.parse("<tool_call>\n{\"name\": \"f\", \"arguments\": {'a': True, 'b': None, 'c': [1, 'x']}}\n</tool_call>")
+    assert outcome.ok and outcome.message.tool_calls[0].arguments == '{"a": true, "b": null, "c": [1, "x"]}'
+
+
+def test_a_template_of_content_parts_only_drops_its_end_of_turn_and_skips_the_text_reply() -> None:
+    """A multimodal template writes only content parts: the end-of-turn marker
+    is found from a parts render (it was read as the reply's content), and the
+    text-reply probe is skipped with the reason (it failed)."""
+    parser = auto_parser(load_template(SMALL / "parts_only.jinja"))
+    assert parser.analysis.turn_end == ("<end_of_utterance>",)
+    result = check_template(SMALL / "parts_only.jinja", "parts_only.jinja")
+    assert result.status is CheckStatus.OK, result.reason
+    reply = next(t for t in result.round_trips if t.probe == "reply")
+    assert reply.status is ProbeStatus.SKIPPED and "reply given as text" in reply.detail
+    generated = parser.generate(ChatRequest.from_json({"messages": [{"role": "user", "content": [{"type": "text", "text": "x"}]}]}))
+    assert generated.parse(" It is sunny.<end_of_utterance>\n").message.content == "It is sunny."
