@@ -40,3 +40,23 @@ def test_a_template_of_content_parts_only_drops_its_end_of_turn_and_skips_the_te
     assert reply.status is ProbeStatus.SKIPPED and "reply given as text" in reply.detail
     generated = parser.generate(ChatRequest.from_json({"messages": [{"role": "user", "content": [{"type": "text", "text": "x"}]}]}))
     assert generated.parse(" It is sunny.<end_of_utterance>\n").message.content == "It is sunny."
+
+
+def test_a_handler_takes_the_section_markers_the_template_writes(tmp_path) -> None:
+    """DeepSeek V4 writes <｜DSML｜tool_calls> where V3.2 wrote
+    <｜DSML｜function_calls>: the DSML handler takes the section from the
+    template's own rendering (the differential analysis), not from V3.2."""
+    from tests.conftest import ZOO
+
+    source = (ZOO / "DeepSeek-V3.2.jinja")
+    if not source.is_file():
+        import pytest
+
+        pytest.skip("../shared is absent")
+    renamed = tmp_path / "v4-like.jinja"
+    renamed.write_text(source.read_text().replace("function_calls", "tool_calls"))
+    parser = auto_parser(load_template(renamed))
+    assert parser.analysis.specialized == "deepseek-v3.2-dsml"
+    assert parser.analysis.tools.format.section_start == "<｜DSML｜tool_calls>"
+    result = check_template(renamed, "v4-like.jinja")
+    assert result.status is not CheckStatus.FAILED, result.reason

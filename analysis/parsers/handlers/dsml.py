@@ -9,6 +9,7 @@ handler per dialect, built by :func:`markup_handler`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,6 +24,7 @@ from analysis.parsers.builder import argument_set, repeated_calls, tool_function
 from analysis.parsers.handlers.base import Handler, probe_call_render, with_tool_markers
 from analysis.parsers.request import ChatRequest
 from analysis.phases.result import TemplateAnalysis, ToolFormat
+from analysis.probing.markers import strip_ws
 from analysis.probing.probes import FUN_A, Prober
 from peg import combinators as p
 from peg.combinators import UNBOUNDED, Parser
@@ -41,11 +43,20 @@ def markup_handler(name: str, dialect: str, section: str) -> Handler:
             return f'a probe call renders as {invoke}{FUN_A}"> with typed {param}..." string="..."> parameters'
         return None
 
+    def section_of(analysis: TemplateAnalysis, source: str) -> tuple[str, str]:
+        """The section markers the template writes, as the differential analysis
+        found them (or its source spells them): the family renames them
+        (DeepSeek V4 writes ``tool_calls`` where V3.2 wrote ``function_calls``)."""
+        pattern = re.escape(f"<{bar}") + r"([A-Za-z_]+)>"
+        named = re.fullmatch(pattern, strip_ws(analysis.tools.format.section_start)) or re.search(pattern, source)
+        return (f"<{bar}{named[1]}>", f"</{bar}{named[1]}>") if named else (section_start, section_end)
+
     def refine(analysis: TemplateAnalysis, source: str) -> TemplateAnalysis:
+        start, end = section_of(analysis, source)
         return with_tool_markers(
             analysis,
             ToolFormat.TAG_WITH_TAGGED,
-            format={"section_start": section_start, "section_end": section_end},
+            format={"section_start": start, "section_end": end},
             function={"name_prefix": invoke, "name_suffix": '">', "close": invoke_end},
             arguments={"name_prefix": param, "name_suffix": '" string="true|false">', "value_prefix": "", "value_suffix": param_end},
         )
@@ -75,11 +86,12 @@ def markup_handler(name: str, dialect: str, section: str) -> Handler:
         return head + args + p.literal(invoke_end)
 
     def calls(analysis: TemplateAnalysis, request: ChatRequest, strict: bool = False) -> tuple[Parser, str]:
+        start, end = analysis.tools.format.section_start or section_start, analysis.tools.format.section_end or section_end
         one = p.choice(*(call(f, strict) for f in tool_functions(request)))
-        parser = p.literal(section_start) + p.space() + repeated_calls(one + p.space(), request, strict) + p.literal(section_end) + p.space()
+        parser = p.literal(start) + p.space() + repeated_calls(one + p.space(), request, strict) + p.literal(end) + p.space()
         if not strict:  # calls in several sections
             parser = p.one_or_more(parser)
-        return parser, section_start
+        return parser, start
 
     return Handler(name, detect, refine, calls=calls)
 
