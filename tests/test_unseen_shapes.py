@@ -60,3 +60,20 @@ def test_a_handler_takes_the_section_markers_the_template_writes(tmp_path) -> No
     assert parser.analysis.tools.format.section_start == "<｜DSML｜tool_calls>"
     result = check_template(renamed, "v4-like.jinja")
     assert result.status is not CheckStatus.FAILED, result.reason
+
+
+def test_a_call_probe_that_cannot_be_cut_out_is_skipped_with_the_reason(tmp_path) -> None:
+    """A template whose history turn does not start with its generation
+    prompt (here "[assistant] " against "[assistant]: ") and whose calls have
+    no marker: the call probes are skipped, saying why (they failed with "the
+    template writes ''")."""
+    source = tmp_path / "odd.jinja"
+    source.write_text(
+        "{%- for m in messages -%}[{{ m.role }}] {{ m.content or '' }}"
+        '{%- for c in m.tool_calls or [] %}{"name": "{{ c.function.name }}", "parameters": {{ c.function.arguments | tojson }}}{% endfor %}\n'
+        "{% endfor -%}{%- if add_generation_prompt %}[assistant]: {% endif -%}"
+    )
+    result = check_template(source, "odd.jinja")
+    assert result.status is CheckStatus.OK, result.reason
+    one = next(t for t in result.round_trips if t.probe == "one call")
+    assert one.status is ProbeStatus.SKIPPED and "cannot be cut out of the render" in one.detail

@@ -122,13 +122,24 @@ def _calls_probe(parser: AutoParser, name: str, tool: dict[str, Any], arguments:
         return [(c.name, _loads(c.arguments)) for c in message.tool_calls] == want
 
     first: str | None = None  # the first id style's render explains a failure
+    unaligned = False
     for style in _ID_STYLES:  # (the second style is rendered only when the first does not read back)
         text = _rendered_calls(parser.template, generated, tool, arguments, style)
         if text is None:
             continue
+        if not text:  # the calls are rendered, but not after the generation prompt nor a call marker
+            unaligned = True
+            continue
         if _parses_back(generated, text, same, need_calls=True):
             return RoundTrip(name, ProbeStatus.OK)
         first = text if first is None else first
+    if first is None and unaligned:
+        return RoundTrip(
+            name,
+            ProbeStatus.SKIPPED,
+            "the template writes the calls in its history, but not after its generation prompt nor after a "
+            "call marker the analysis found: the model's part cannot be cut out of the render",
+        )
     if first is None:
         return RoundTrip(name, ProbeStatus.SKIPPED, "the template does not render these calls")
     return RoundTrip(name, ProbeStatus.FAILED, _failure(generated, first))
