@@ -127,6 +127,18 @@ def decode_utf8(data: bytes, where: str) -> str:
         raise InputError(f"{where}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
 
+def validate_messages(messages: Any, where: str) -> list[dict[str, Any]]:
+    """Messages: a list of objects, each with a string ``role`` (a tools file
+    given as messages is named, not rendered as a bare generation prompt)."""
+    if not isinstance(messages, list):
+        raise InputError(f"{where}: expected a JSON list of messages")
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict) or not isinstance(message.get("role"), str):
+            hint = " (this looks like a list of tools: give it with --tools)" if isinstance(message, dict) and "function" in message else ""
+            raise InputError(f"{where}[{i}]: a message must be an object with a string 'role'{hint}")
+    return messages
+
+
 def validate_tools(tools: Any, where: str) -> list[dict[str, Any]] | None:
     """Tools in the OpenAI shape: a list of ``{"type": "function", "function":
     {"name": ..., "parameters": {...}}}`` objects (``type`` may be left out).

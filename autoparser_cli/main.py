@@ -119,8 +119,10 @@ def render(
         tool_list = [WEATHER_TOOL]
     if msgs is None:
         msgs = FULL_CONVERSATION
-    if not isinstance(msgs, list):
-        raise fail("--messages must hold a JSON list of messages")
+    else:
+        from analysis.userio import validate_messages
+
+        msgs = validate_messages(msgs, str(messages))
     loaded = load_template(source_or_default(source), variant, has_tools=bool(tool_list))
     template = ChatTemplate(loaded)
     names = list(SCENARIOS) if scenario == "all" else [scenario] if scenario else [None]

@@ -346,3 +346,15 @@ def test_a_template_file_past_the_size_limit_is_refused_before_it_is_read(tmp_pa
     monkeypatch.setattr(userio, "read_bytes", lambda path, *a: read.append(path) or real(path, *a))
     err = assert_clean_error(run_cli("analyze", str(big)))
     assert "template too large: 1,000 bytes" in err and read == []
+
+
+def test_a_tools_file_given_as_messages_is_named(tmp_path: Path) -> None:
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps([{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]))
+    err = assert_clean_error(run_cli("render", str(DEMO), "--messages", str(tools)))
+    assert "a message must be an object with a string 'role'" in err and "--tools" in err
+    request = tmp_path / "request.json"
+    request.write_text(json.dumps({"messages": [{"content": "no role"}]}))
+    out = tmp_path / "out.txt"
+    out.write_text("x")
+    assert "string 'role'" in assert_clean_error(run_cli("parse", "--request", str(request), str(out)))

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from analysis.errors import InputError
-from analysis.userio import validate_tools
+from analysis.userio import validate_messages, validate_tools
 
 
 class ReasoningFormat(str, enum.Enum):
@@ -111,6 +111,7 @@ class ChatRequest:
         messages = data.get("messages", [{"role": "user", "content": "Hello"}])
         if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
             raise InputError("request: 'messages' must be a list of objects")
+        validate_messages(messages, "request: messages")
         tools = validate_tools(data.get("tools"), "request")
         schema = data.get("json_schema")
         if schema is not None and not isinstance(schema, dict):
