@@ -4,6 +4,8 @@ reads back, through the generic mechanism."""
 
 from __future__ import annotations
 
+import json
+
 from analysis.checks.checking import CheckStatus, check_template
 from analysis.checks.round_trip import ProbeStatus
 from analysis.generation.generate import auto_parser
@@ -77,3 +79,27 @@ def test_a_call_probe_that_cannot_be_cut_out_is_skipped_with_the_reason(tmp_path
     assert result.status is CheckStatus.OK, result.reason
     one = next(t for t in result.round_trips if t.probe == "one call")
     assert one.status is ProbeStatus.SKIPPED and "cannot be cut out of the render" in one.detail
+
+
+def test_pythonic_call_lists_without_markers_are_a_generic_format() -> None:
+    """[get_weather(city="Paris")] at the start of the output (Gemma 3 / Llama
+    4 pythonic templates): read by the generic pythonic-list format, text after
+    the calls is content, a "[" in prose is text."""
+    from analysis.generation.streaming import stream_output
+    from analysis.messages.mapper import accumulate
+    from tests.conftest import WEATHER_TOOLS
+
+    parser = auto_parser(load_template(SMALL / "pythonic_list.jinja"))
+    assert parser.analysis.specialized == "pythonic-list"
+    result = check_template(SMALL / "pythonic_list.jinja", "pythonic_list.jinja")
+    assert result.status is CheckStatus.OK, result.reason
+    generated = parser.generate(ChatRequest.from_json({"messages": [{"role": "user", "content": "x"}], "tools": WEATHER_TOOLS}))
+    for output, content, calls in [
+        ('[get_weather(city="Paris", days=3)]', "", [("get_weather", {"city": "Paris", "days": 3})]),
+        ('[get_weather(city="Paris")]\nChecking.', "Checking.", [("get_weather", {"city": "Paris"})]),
+        ("[1] is a footnote.", "[1] is a footnote.", []),
+    ]:
+        outcome = generated.parse(output)
+        assert outcome.message.content == content and [(c.name, json.loads(c.arguments)) for c in outcome.message.tool_calls] == calls
+        deltas, streamed, _ = stream_output(generated, output, 1)
+        assert streamed.message == outcome.message and accumulate(deltas) == outcome.message

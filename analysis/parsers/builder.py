@@ -746,7 +746,8 @@ def build_parser(
         # (parsing) where calls have no marker of their own (Llama 3's bare JSON),
         # text may come before them, up to what can only start a call
         json_starts = bare_json_call_starts(analysis) if not trigger and calls_builder is None and not for_grammar else []
-        if (trigger or json_starts) and not for_grammar and not analysis.tools.format.content_after_calls:
+        content_after = analysis.tools.format.content_after_calls and calls_builder is None  # (read in the calls above)
+        if (trigger or json_starts or calls_builder is not None) and not for_grammar and not content_after:
             # text after the calls is content
             tail = closers + p.choice(ending(stops), text_to_end(stops))
         else:

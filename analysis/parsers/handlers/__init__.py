@@ -40,6 +40,7 @@ def registry() -> tuple[Handler, ...]:
         harmony.HANDLER,
         functionary32.HANDLER,
         pythonic.HANDLER,
+        pythonic.LIST_HANDLER,
         gemma4.HANDLER,
         dsml.HANDLER,
         dsml.GCML_HANDLER,

@@ -68,7 +68,8 @@ def _call(function: Mapping[str, Any], value: Parser, strict: bool = False) -> P
         return p.literal(function["name"]) + p.literal("(") + p.space() + args + p.literal(")")
     name_choice = p.choice(*(p.literal(str(n)) for n in names)) if names else p.chars("[A-Za-z0-9_]", 1, UNBOUNDED)
     arg = p.tag(TOOL_ARG, p.tag(TOOL_ARG_NAME, name_choice) + p.space() + p.literal("=") + p.space() + p.tag(TOOL_ARG_PY, value))
-    args = p.optional(arg + p.zero_or_more(p.space() + p.literal(",") + p.space() + arg) + p.space())
+    # (parsing) a comma left out between arguments is read too: vLLM's Gemma 3 pythonic template writes none
+    args = p.optional(arg + p.zero_or_more(p.space() + p.optional(p.literal(",")) + p.space() + arg) + p.space())
     return tags.tool(tags.tool_name(p.literal(function["name"])) + p.literal("(") + p.space() + args + p.literal(")"))
 
 
@@ -84,3 +85,36 @@ def calls(analysis: TemplateAnalysis, request: ChatRequest, strict: bool = False
 
 
 HANDLER = Handler("lfm2-pythonic", detect, refine, calls=calls)
+
+
+# --- pythonic call lists without markers (Gemma 3, Llama 3.2 / 4 pythonic templates) ----
+
+
+def detect_list(source: str, prober: Prober) -> str | None:
+    """A probe call renders as ``[name(arg=...)]`` with no section marker."""
+    out = probe_call_render(prober, {ARG_A: "v"})
+    if f"[{FUN_A}({ARG_A}=" in out and SECTION_START not in out:
+        return f"a probe call renders as [{FUN_A}({ARG_A}=...)] (a pythonic call list)"
+    return None
+
+
+def refine_list(analysis: TemplateAnalysis, source: str) -> TemplateAnalysis:
+    return with_tool_markers(
+        analysis,
+        ToolFormat.TAG_WITH_TAGGED,
+        format={"section_start": "[", "section_end": "]"},
+        function={"name_prefix": "", "name_suffix": "(", "close": ")"},
+        arguments={"name_prefix": "", "name_suffix": "=", "value_prefix": "", "value_suffix": "", "separator": ", "},
+    )
+
+
+def calls_list(analysis: TemplateAnalysis, request: ChatRequest, strict: bool = False) -> tuple[Parser, str]:
+    """``[call, call]`` at the start of the output (as vLLM's pythonic parser
+    reads it): no trigger word, since a ``[`` in prose is text."""
+    value = python_value()
+    call = p.choice(*(_call(f, value, strict) for f in tool_functions(request)))
+    more = p.zero_or_more(p.space() + p.literal(",") + p.space() + call) if request.parallel_tool_calls or not strict else p.eps()
+    return p.literal("[") + p.space() + call + more + p.space() + p.literal("]") + p.space(), ""
+
+
+LIST_HANDLER = Handler("pythonic-list", detect_list, refine_list, calls=calls_list)
