@@ -45,14 +45,27 @@ def refine(analysis: TemplateAnalysis, source: str) -> TemplateAnalysis:
     reasoning = analysis.reasoning
     if reasoning.mode is ReasoningMode.NONE and "</think>" in source:
         reasoning = ReasoningAnalysis(ReasoningMode.TAG_BASED, "<think>", "</think>")
+    return _with_pythonic_markers(analysis, SECTION_START + "[", "]" + SECTION_END, reasoning=reasoning)
+
+
+def _with_pythonic_markers(analysis: TemplateAnalysis, start: str, end: str, **changes: Any) -> TemplateAnalysis:
+    """``analysis`` with a pythonic list's markers between ``start`` and ``end``."""
     return with_tool_markers(
         analysis,
         ToolFormat.TAG_WITH_TAGGED,
-        format={"section_start": SECTION_START + "[", "section_end": "]" + SECTION_END},
+        format={"section_start": start, "section_end": end},
         function={"name_prefix": "", "name_suffix": "(", "close": ")"},
         arguments={"name_prefix": "", "name_suffix": "=", "value_prefix": "", "value_suffix": "", "separator": ", "},
-        reasoning=reasoning,
+        **changes,
     )
+
+
+def _call_list(request: ChatRequest, strict: bool) -> Parser:
+    """``[call, call]`` (one call, for the grammar, without parallel tool calls)."""
+    value = python_value()
+    call = p.choice(*(_call(f, value, strict) for f in tool_functions(request)))
+    more = p.zero_or_more(p.space() + p.literal(",") + p.space() + call) if request.parallel_tool_calls or not strict else p.eps()
+    return p.literal("[") + p.space() + call + more + p.space() + p.literal("]")
 
 
 def _call(function: Mapping[str, Any], value: Parser, strict: bool = False) -> Parser:
@@ -75,10 +88,7 @@ def _call(function: Mapping[str, Any], value: Parser, strict: bool = False) -> P
 
 def calls(analysis: TemplateAnalysis, request: ChatRequest, strict: bool = False) -> tuple[Parser, str]:
     """``<|tool_call_start|>[call, call]<|tool_call_end|>``."""
-    value = python_value()
-    call = p.choice(*(_call(f, value, strict) for f in tool_functions(request)))
-    more = p.zero_or_more(p.space() + p.literal(",") + p.space() + call) if request.parallel_tool_calls or not strict else p.eps()
-    parser = p.literal(SECTION_START) + p.space() + p.literal("[") + p.space() + call + more + p.space() + p.literal("]") + p.space() + p.literal(SECTION_END) + p.space()
+    parser = p.literal(SECTION_START) + p.space() + _call_list(request, strict) + p.space() + p.literal(SECTION_END) + p.space()
     if not strict:  # calls in several <|tool_call_start|> blocks
         parser = p.one_or_more(parser)
     return parser, SECTION_START
@@ -99,22 +109,13 @@ def detect_list(source: str, prober: Prober) -> str | None:
 
 
 def refine_list(analysis: TemplateAnalysis, source: str) -> TemplateAnalysis:
-    return with_tool_markers(
-        analysis,
-        ToolFormat.TAG_WITH_TAGGED,
-        format={"section_start": "[", "section_end": "]"},
-        function={"name_prefix": "", "name_suffix": "(", "close": ")"},
-        arguments={"name_prefix": "", "name_suffix": "=", "value_prefix": "", "value_suffix": "", "separator": ", "},
-    )
+    return _with_pythonic_markers(analysis, "[", "]")
 
 
 def calls_list(analysis: TemplateAnalysis, request: ChatRequest, strict: bool = False) -> tuple[Parser, str]:
     """``[call, call]`` at the start of the output (as vLLM's pythonic parser
     reads it): no trigger word, since a ``[`` in prose is text."""
-    value = python_value()
-    call = p.choice(*(_call(f, value, strict) for f in tool_functions(request)))
-    more = p.zero_or_more(p.space() + p.literal(",") + p.space() + call) if request.parallel_tool_calls or not strict else p.eps()
-    return p.literal("[") + p.space() + call + more + p.space() + p.literal("]") + p.space(), ""
+    return _call_list(request, strict) + p.space(), ""
 
 
 LIST_HANDLER = Handler("pythonic-list", detect_list, refine_list, calls=calls_list)
