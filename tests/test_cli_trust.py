@@ -358,3 +358,17 @@ def test_a_tools_file_given_as_messages_is_named(tmp_path: Path) -> None:
     out = tmp_path / "out.txt"
     out.write_text("x")
     assert "string 'role'" in assert_clean_error(run_cli("parse", "--request", str(request), str(out)))
+
+
+def test_a_template_printing_megabytes_per_render_is_stopped_at_the_template_budget(tmp_path: Path) -> None:
+    """3.9 M characters per render cost the parent seconds of CPU across the
+    analysis' renders: all renders of one template produce 16 M characters at
+    most (RenderLimits.template_output_chars), then one line."""
+    import time
+
+    big = tmp_path / "big.jinja"
+    big.write_text('{% for m in messages %}{{ m.content }}{% endfor %}{% for i in range(3900) %}{{ "x" * 999 }}{% endfor %}')
+    start = time.monotonic()
+    err = assert_clean_error(run_cli("analyze", str(big), "--json"))
+    assert "produced over 16,000,000 characters in all" in err
+    assert time.monotonic() - start < 10

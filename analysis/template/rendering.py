@@ -84,6 +84,8 @@ class ChatTemplate:
         self.clock = clock
         #: CPU seconds this template's compile and renders have used so far.
         self.cpu_used = 0.0
+        #: Characters all renders so far produced (see ``RenderLimits.template_output_chars``).
+        self.output_chars = 0
         #: How often the last render's ``+`` turned a dict or list into JSON text
         #: (caps use it to tell templates that expect string tool-call arguments).
         self.stringified_containers = 0
@@ -123,6 +125,8 @@ class ChatTemplate:
 
     def render(self, request: RenderRequest) -> str:
         """Render ``request``; raises a :class:`TemplateRenderError` subclass on failure."""
+        if self.output_chars > self.limits.template_output_chars:
+            raise RenderLimitError(self._over_output(), self.name)
         text: str = self._call(
             {
                 "op": "render",
@@ -131,7 +135,16 @@ class ChatTemplate:
                 "strict_undefined_json": self.strict_undefined_json,
             }
         )
+        self.output_chars += len(text)
+        if self.output_chars > self.limits.template_output_chars:
+            raise RenderLimitError(self._over_output(), self.name)
         return text
+
+    def _over_output(self) -> str:
+        return (
+            f"sandbox limit: the template's renders produced over {self.limits.template_output_chars:,} characters "
+            "in all (RenderLimits.template_output_chars)"
+        )
 
 
 def _raise_reply(fields: tuple[Any, ...], name: str) -> NoReturn:

@@ -67,6 +67,10 @@ class RenderLimits:
     #: Nesting depth of the template's syntax tree (blocks, expressions, filters).
     max_nesting: int = 60
     max_output_chars: int = 4_000_000
+    #: Characters all renders of one template may produce together (what the
+    #: parent reads and compares: a template printing megabytes per render would
+    #: cost seconds of the parent's CPU, past the worker's own limit).
+    template_output_chars: int = 16_000_000
     max_string_chars: int = 1_000_000
     max_range: int = 100_000
     #: Bits an integer may have (about 30,000 decimal digits).
