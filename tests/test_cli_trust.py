@@ -372,3 +372,19 @@ def test_a_template_printing_megabytes_per_render_is_stopped_at_the_template_bud
     err = assert_clean_error(run_cli("analyze", str(big), "--json"))
     assert "produced over 16,000,000 characters in all" in err
     assert time.monotonic() - start < 10
+
+
+def test_parse_reading_from_a_terminal_says_so(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import io
+
+    from autoparser_cli import main
+
+    class Terminal(io.StringIO):
+        buffer = io.BytesIO(b"Hello")
+
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr("sys.stdin", Terminal())
+    assert main._read_output(None) == "Hello"
+    assert "reading the model output from the terminal: end it with Ctrl-D" in capsys.readouterr().err
