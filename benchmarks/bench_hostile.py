@@ -1,8 +1,13 @@
-"""Hostile templates through the installed ``autoparser`` with the default limits.
+"""Hostile input through the installed ``autoparser`` with the default limits.
 
 For each template of ``tests/test_hostile.py`` (and a 5 MB and a 50 MB
 template), runs ``autoparser analyze`` as a subprocess and reports the exit
 code, wall time and the peak memory of the command and its render worker.
+Then the sandbox escapes and repr payloads of ``tests/test_sandbox.py``
+through ``render`` (nothing runs, nothing leaks), bad files and arguments
+(FIFOs, devices, a hostile GGUF, wrong requests, limits: one line, exit 2),
+and four concurrent ``check`` runs on one cache; the last line counts the
+failures.
 
     python benchmarks/bench_hostile.py            # from the checkout, venv active
 """
@@ -50,6 +55,90 @@ def main() -> None:
             worst_time, worst_mem = max(worst_time, wall), max(worst_mem, peak_kb / 1024)
             print(f"{name:<18} {code:>4} {wall:7.2f} {peak_kb / 1024:8.0f} {lines:>5}  {message}")
         print(f"worst: {worst_time:.2f} s wall, {worst_mem:.0f} MB peak")
+        failures = _escapes(command, Path(tmp)) + _bad_inputs(command, Path(tmp)) + _concurrency(command, Path(tmp))
+        print(f"{failures} failures (a failure: not one line with exit 2, a traceback, or a run past its limit)")
+
+
+def _escapes(command: str, tmp: Path) -> int:
+    """Sandbox escapes and object reprs: each renders harmlessly or ends in one
+    line; none runs code or shows an address, a module path or a secret."""
+    import re
+
+    from tests.test_sandbox import PAYLOADS, REPR_PAYLOADS
+
+    marker = tmp / "PWNED_MARKER_FILE"
+    leaks = re.compile(r"0x[0-9a-f]{4,}|x0[0-9a-f]{2,}|__builtins__|subprocess|<module |jinja2\.|analysis\.", re.IGNORECASE)
+    failures = 0
+    start = time.monotonic()
+    for i, payload in enumerate([*PAYLOADS, *REPR_PAYLOADS]):
+        path = tmp / f"escape{i}.jinja"
+        path.write_text(payload, encoding="utf-8")
+        done = subprocess.run([command, "render", str(path)], capture_output=True, text=True, cwd=tmp, timeout=30)
+        text = done.stdout + done.stderr
+        bad = bool(leaks.search(text)) or (done.returncode != 0 and len(done.stderr.strip().splitlines()) != 1)
+        failures += bad or marker.exists()
+        if bad:
+            print(f"LEAK or not one line: {payload!r}: {text[:120]!r}")
+    count = len(PAYLOADS) + len(REPR_PAYLOADS)
+    print(f"\n{count} sandbox escapes and repr payloads through render: {failures} failures ({time.monotonic() - start:.1f} s)")
+    return failures
+
+
+def _bad_inputs(command: str, tmp: Path) -> int:
+    """Bad files and arguments: each must end in one line with exit 2, fast."""
+    import os
+    import struct
+
+    demo = Path(__file__).resolve().parent.parent / "templates" / "demo.jinja"
+    fifo = tmp / "pipe.txt"
+    os.mkfifo(fifo)
+    gguf = tmp / "hostile.gguf"
+    gguf.write_bytes(b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + struct.pack("<Q", 21) + b"tokenizer.ggml.tokens" + struct.pack("<IIQ", 9, 4, 1 << 40))
+    request = tmp / "request.json"
+    request.write_text('{"mesages": []}')
+    big_number = tmp / "number.json"
+    big_number.write_text('{"messages": [], "json_schema": {"maxLength": ' + "9" * 5000 + "}}")
+    case = tmp / "cases.jsonl"
+    case.write_text(json.dumps({"id": "x", "template": "../../etc/passwd", "request": {}, "output": "", "expected": {}}) + "\n")
+    runs = {
+        "parse /dev/zero": [command, "parse", "/dev/zero"],
+        "parse a FIFO": [command, "parse", str(fifo)],
+        "render a FIFO": [command, "render", str(fifo)],
+        "GGUF of 2^40 items": [command, "analyze", str(gguf)],
+        "unknown request key": [command, "parse", "--request", str(request), str(demo)],
+        "5,000-digit number": [command, "parse", "--request", str(big_number), str(demo)],
+        "case outside --templates": [command, "check", "--cases", str(case), "--templates", str(tmp)],
+        "missing --lock": [command, "check", str(demo), "--lock", str(tmp / "missing.lock")],
+        "limit of inf": ["env", "AUTOPARSER_CPU_S=inf", command, "analyze"],
+    }
+    print(f"\n{'bad input':<26} {'exit':>4} {'wall s':>7} lines  message")
+    failures = 0
+    for name, argv in runs.items():
+        start = time.monotonic()
+        try:
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=20)
+            code, stderr = done.returncode, done.stderr.strip()
+        except subprocess.TimeoutExpired:
+            code, stderr = -1, "(timed out)"
+        wall = time.monotonic() - start
+        failures += code != 2 or len(stderr.splitlines()) != 1 or "Traceback" in stderr
+        print(f"{name:<26} {code:>4} {wall:7.2f} {len(stderr.splitlines()):>5}  {stderr[:90]}")
+    return failures
+
+
+def _concurrency(command: str, tmp: Path) -> int:
+    """Four check runs at once on one cache folder: every run passes alike."""
+    import os
+
+    folder = Path(__file__).resolve().parent.parent / "templates"
+    env = dict(os.environ, AUTOPARSER_CACHE_DIR=str(tmp / "shared-cache"))
+    start = time.monotonic()
+    runs = [subprocess.Popen([command, "check", str(folder), "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env) for _ in range(4)]
+    outs = [run.communicate(timeout=300) for run in runs]
+    summaries = {json.loads(out)["passed"] for out, _ in outs}
+    failures = sum(run.returncode != 0 for run in runs) + (len(summaries) != 1)
+    print(f"\n4 concurrent check runs on one cache: {time.monotonic() - start:.1f} s, exit codes {[r.returncode for r in runs]}, passed {sorted(summaries)}")
+    return failures
 
 
 if __name__ == "__main__":
