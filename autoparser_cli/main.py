@@ -400,7 +400,9 @@ def parse(
     generated = parser.generate(chat_request)
     shown: _DeltaPrinter | None = None
     if stream:
-        shown = _DeltaPrinter(as_json)
+        from analysis.phases.result import CallIdPosition
+
+        shown = _DeltaPrinter(as_json, id_follows_name=generated.analysis.tools.call_id.pos is CallIdPosition.BETWEEN_FUNC_AND_ARGS)
         streamer = StreamParser(generated)
         for i in range(0, len(text), chunk):
             shown.add(streamer.feed(text[i : i + chunk]))
@@ -438,13 +440,17 @@ class _DeltaPrinter:
     """Prints stream deltas: each as a JSON line, or in Rich mode batched (the
     deltas of the last tenth of a second, adjacent ones of the same field joined)."""
 
-    def __init__(self, as_json: bool, interval_s: float = 0.1):
+    def __init__(self, as_json: bool, interval_s: float = 0.1, id_follows_name: bool = False):
         self.as_json = as_json
         self.interval_s = interval_s
         self.pending: list[Delta] = []
         self.last = time.monotonic()
         #: the id each call's first delta carried (the model's, else a generated one)
         self.ids: dict[int, str] = {}
+        #: the format writes a call's id after its name (Mistral's [CALL_ID]): a
+        #: call's first delta waits for the next one, which brings the id if any
+        self.id_follows_name = id_follows_name
+        self.held: Delta | None = None
 
     def _openai(self, delta: Delta) -> dict[str, Any]:
         """A delta as OpenAI streams it: a call's id comes once, in its first chunk."""
@@ -470,19 +476,36 @@ class _DeltaPrinter:
         return data
 
     def add(self, deltas: list[Delta] | tuple[Delta, ...]) -> None:
-        import json
 
         if self.as_json:
             for delta in deltas:
-                write_stdout(json.dumps({"delta": self._openai(delta)}, ensure_ascii=False) + "\n")
+                held = self.held
+                if held is not None and delta.tool_index == held.tool_index:  # the id (if written) comes now
+                    delta = held._replace(tool_id=delta.tool_id, arguments=(held.arguments or "") + (delta.arguments or "") or None)
+                    self.held = None
+                elif held is not None:
+                    self._write(held)
+                    self.held = None
+                if self.id_follows_name and delta.tool_name is not None and delta.tool_id is None:
+                    self.held = delta
+                    continue
+                self._write(delta)
             return
         self.pending.extend(deltas)
         if self.pending and time.monotonic() - self.last >= self.interval_s:
             self.flush()
 
+    def _write(self, delta: Delta) -> None:
+        import json
+
+        write_stdout(json.dumps({"delta": self._openai(delta)}, ensure_ascii=False) + "\n")
+
     def flush(self) -> None:
         from autoparser_cli.formatting import delta_text, merge_deltas
 
+        if self.held is not None:  # (the stream ended before the call's next delta)
+            self._write(self.held)
+            self.held = None
         for delta in merge_deltas(self.pending):
             console().print(delta_text(delta))
         self.pending = []

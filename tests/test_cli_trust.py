@@ -388,3 +388,23 @@ def test_parse_reading_from_a_terminal_says_so(monkeypatch: pytest.MonkeyPatch, 
     monkeypatch.setattr("sys.stdin", Terminal())
     assert main._read_output(None) == "Hello"
     assert "reading the model output from the terminal: end it with Ctrl-D" in capsys.readouterr().err
+
+
+def test_a_stream_gives_the_models_own_id_where_it_follows_the_name(tmp_path: Path) -> None:
+    """Mistral writes [CALL_ID] after the name: the call's first delta waits
+    for the id, so the stream and the whole parse give the same id."""
+    from tests.conftest import ZOO
+
+    template = ZOO / "Mistral-Small-3.2-24B-Instruct-2506.jinja"
+    if not template.is_file():
+        pytest.skip("../shared is absent")
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps([{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]))
+    out = tmp_path / "out.txt"
+    for text, wanted in (('[TOOL_CALLS]get_weather[CALL_ID]abc123XYZ[ARGS]{"city": "Paris"}', "abc123XYZ"), ('[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}', "call_0")):
+        out.write_text(text)
+        base = ("parse", "--template", str(template), "--tools", str(tools), "--json")
+        whole = json.loads(run_cli(*base, str(out)).stdout)
+        lines = run_cli(*base, "--stream", "--chunk", "2", str(out)).stdout.splitlines()
+        ids = [c["id"] for line in lines[:-1] for c in json.loads(line)["delta"].get("tool_calls", []) if "id" in c]
+        assert ids == [wanted] and whole["tool_calls"][0]["id"] == wanted and json.loads(lines[-1]) == whole
