@@ -56,6 +56,7 @@ def main() -> None:
             print(f"{name:<18} {code:>4} {wall:7.2f} {peak_kb / 1024:8.0f} {lines:>5}  {message}")
         print(f"worst: {worst_time:.2f} s wall, {worst_mem:.0f} MB peak")
         failures = _escapes(command, Path(tmp)) + _bad_inputs(command, Path(tmp)) + _concurrency(command, Path(tmp))
+        _big_inputs(command, Path(tmp))
         print(f"{failures} failures (a failure: not one line with exit 2, a traceback, or a run past its limit)")
 
 
@@ -124,6 +125,27 @@ def _bad_inputs(command: str, tmp: Path) -> int:
         failures += code != 2 or len(stderr.splitlines()) != 1 or "Traceback" in stderr
         print(f"{name:<26} {code:>4} {wall:7.2f} {len(stderr.splitlines()):>5}  {stderr[:90]}")
     return failures
+
+
+def _big_inputs(command: str, tmp: Path) -> None:
+    """Big inputs grow the work linearly: ``analyze --tools`` with 5,000 and
+    10,000 tools, ``check --cases`` with a 0.5 MB and a 1 MB output."""
+    demo = Path(__file__).resolve().parent.parent / "templates" / "demo.jinja"
+    (tmp / "demo.jinja").write_text(demo.read_text())
+    print()
+    for count in (5_000, 10_000):
+        tools = tmp / f"tools{count}.json"
+        tools.write_text(json.dumps([{"type": "function", "function": {"name": f"tool_{i}", "parameters": {"type": "object", "properties": {"a": {"type": "string"}}}}} for i in range(count)]))
+        start = time.monotonic()
+        code = subprocess.run([command, "analyze", str(demo), "--tools", str(tools), "--json"], capture_output=True).returncode
+        print(f"analyze --tools with {count:,} tools: exit {code}, {time.monotonic() - start:.1f} s")
+    for size in (500_000, 1_000_000):
+        text = "word " * (size // 5)
+        cases = tmp / f"cases{size}.jsonl"
+        cases.write_text(json.dumps({"id": "big", "template": "demo.jinja", "request": {"messages": [{"role": "user", "content": "x"}]}, "output": text, "expected": {"content": text}}) + "\n")
+        start = time.monotonic()
+        code = subprocess.run([command, "check", "--cases", str(cases), "--templates", str(tmp)], capture_output=True).returncode
+        print(f"check --cases with a {size / 1e6:.1f} MB output: exit {code}, {time.monotonic() - start:.1f} s")
 
 
 def _concurrency(command: str, tmp: Path) -> int:

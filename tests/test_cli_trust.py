@@ -63,6 +63,13 @@ def test_an_internal_error_shows_its_traceback_only_on_request(monkeypatch: pyte
     assert result.stderr.strip().splitlines()[-1].startswith("error: internal error")
 
 
+def test_a_template_message_never_splits_an_error_line(tmp_path: Path) -> None:
+    raising = tmp_path / "raise.jinja"
+    raising.write_text("{{ raise_exception('line one\\nline two\\x1b[31m') }}")
+    err = assert_clean_error(run_cli("analyze", str(raising)))
+    assert "line one\\nline two" in err and "\x1b" not in err
+
+
 def test_names_never_split_an_error_line_or_reach_the_terminal(tmp_path: Path) -> None:
     missing = tmp_path / "a\nb\x1b]0;PWN\x07.jinja"
     err = assert_clean_error(run_cli("analyze", str(missing)))

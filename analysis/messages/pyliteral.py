@@ -109,7 +109,6 @@ def py_to_json(text: str, complete: bool) -> str:
     return "".join(out).strip() if complete else "".join(out).lstrip()
 
 
-@functools.cache
 def json_number() -> Parser:
     """A number as JSON writes it (so its text passes through as JSON text):
     ``007`` or ``1e+-2`` is no number."""
@@ -122,6 +121,7 @@ def json_number() -> Parser:
     )
 
 
+@functools.cache
 def python_value() -> Parser:
     """A Python literal: strings in either quote style, numbers, True/False/None
     (and JSON's spellings), lists, tuples and dicts, nested.  One shared rule
