@@ -6,8 +6,8 @@ code, wall time and the peak memory of the command and its render worker.
 Then the sandbox escapes and repr payloads of ``tests/test_sandbox.py``
 through ``render`` (nothing runs, nothing leaks), bad files and arguments
 (FIFOs, devices, a hostile GGUF, wrong requests, limits: one line, exit 2),
-and four concurrent ``check`` runs on one cache; the last line counts the
-failures.
+fuzzed outputs (parsed whole and streamed), four concurrent ``check`` runs on
+one cache, and big inputs (timed); the last line counts the failures.
 
     python benchmarks/bench_hostile.py            # from the checkout, venv active
 """
@@ -55,7 +55,7 @@ def main() -> None:
             worst_time, worst_mem = max(worst_time, wall), max(worst_mem, peak_kb / 1024)
             print(f"{name:<18} {code:>4} {wall:7.2f} {peak_kb / 1024:8.0f} {lines:>5}  {message}")
         print(f"worst: {worst_time:.2f} s wall, {worst_mem:.0f} MB peak")
-        failures = _escapes(command, Path(tmp)) + _bad_inputs(command, Path(tmp)) + _concurrency(command, Path(tmp))
+        failures = _escapes(command, Path(tmp)) + _bad_inputs(command, Path(tmp)) + _fuzzed_outputs() + _concurrency(command, Path(tmp))
         _big_inputs(command, Path(tmp))
         print(f"{failures} failures (a failure: not one line with exit 2, a traceback, or a run past its limit)")
 
@@ -146,6 +146,42 @@ def _big_inputs(command: str, tmp: Path) -> None:
         start = time.monotonic()
         code = subprocess.run([command, "check", "--cases", str(cases), "--templates", str(tmp)], capture_output=True).returncode
         print(f"check --cases with a {size / 1e6:.1f} MB output: exit {code}, {time.monotonic() - start:.1f} s")
+
+
+def _fuzzed_outputs(count: int = 2000) -> int:
+    """Random outputs of marker pieces, JSON punctuation and text, parsed whole
+    and streamed in random chunks through the demo template: no exception, a
+    broken format keeps the output unchanged, and every stream's deltas add up
+    to its final message."""
+    import random
+
+    from analysis.generation import auto_parser
+    from analysis.generation.streaming import stream_output
+    from analysis.messages.mapper import Message, accumulate
+    from analysis.parsers import ChatRequest
+    from analysis.template import demo_template_path, load_template
+
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
+    generated = auto_parser(load_template(demo_template_path())).generate(
+        ChatRequest.from_json({"messages": [{"role": "user", "content": "x"}], "tools": tools})
+    )
+    pieces = ["<think>", "</think>", "<tool_call>", "</tool_call>", "<|im_end|>", '{"name": "get_weather", "arguments": {"city": "Paris"}}', "{", "}", '"', "\\", "\n", " ", "word", "é", "\x00", "<", "</"]
+    rng = random.Random(1)
+    failures = 0
+    start = time.monotonic()
+    for _ in range(count):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 30)))
+        try:
+            whole = generated.parse(text)
+            deltas, final, _ = stream_output(generated, text, rng.randint(1, 9))
+        except Exception as exc:  # noqa: BLE001 - what the bench counts
+            failures += 1
+            print(f"exception on {text!r}: {exc!r}")
+            continue
+        broken = not whole.ok and not whole.need_more and whole.message != Message(content=text)
+        failures += broken or accumulate(deltas) != final.message
+    print(f"\n{count} fuzzed outputs parsed whole and streamed: {failures} failures ({time.monotonic() - start:.1f} s)")
+    return failures
 
 
 def _concurrency(command: str, tmp: Path) -> int:
