@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from tests.cli_helpers import assert_clean_error, run_cli
+from tests.conftest import PROJECT_TEMPLATES
 
 
 def test_version() -> None:
@@ -148,11 +149,11 @@ def test_help_uses_named_placeholders_and_paragraphs() -> None:
 def test_parse_never_sends_control_characters_to_the_terminal(tmp_path: Path) -> None:
     out = tmp_path / "o.txt"
     out.write_text("hi \x1b[31mred\x1b]0;title\x07 \r done")
-    result = run_cli("parse", "--template", "templates/demo.jinja", str(out))
+    result = run_cli("parse", "--template", str(PROJECT_TEMPLATES / "demo.jinja"), str(out))
     assert result.exit_code == 0
     assert not any(ch in result.stdout for ch in "\x1b\x07\r")
     assert "\\x1b[31mred" in result.stdout
-    as_json = run_cli("parse", "--template", "templates/demo.jinja", str(out), "--json")
+    as_json = run_cli("parse", "--template", str(PROJECT_TEMPLATES / "demo.jinja"), str(out), "--json")
     assert json.loads(as_json.stdout)["content"] == out.read_bytes().decode()  # JSON keeps the text exactly
 
 
