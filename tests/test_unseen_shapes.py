@@ -103,3 +103,18 @@ def test_pythonic_call_lists_without_markers_are_a_generic_format() -> None:
         assert outcome.message.content == content and [(c.name, json.loads(c.arguments)) for c in outcome.message.tool_calls] == calls
         deltas, streamed, _ = stream_output(generated, output, 1)
         assert streamed.message == outcome.message and accumulate(deltas) == outcome.message
+
+
+def test_a_section_opener_of_two_markers_may_hold_the_turns_text() -> None:
+    """Llama 4 writes a calling turn's text inside <|python_start|>…<|python_end|>,
+    which is empty when there is none: the text is content, the call a call."""
+    from tests.conftest import WEATHER_TOOLS
+
+    parser = auto_parser(load_template(SMALL / "python_tags.jinja"))
+    assert parser.analysis.tools.format.section_start.strip() == "<|python_start|><|python_end|>"
+    result = check_template(SMALL / "python_tags.jinja", "python_tags.jinja")
+    assert result.status is CheckStatus.OK, result.reason
+    assert next(t for t in result.round_trips if t.probe == "text and call").status is ProbeStatus.OK
+    generated = parser.generate(ChatRequest.from_json({"messages": [{"role": "user", "content": "x"}], "tools": WEATHER_TOOLS}))
+    outcome = generated.parse('<|python_start|>Checking.<|python_end|>{"name": "get_weather", "parameters": {"city": "Paris"}}<|eot|>')
+    assert outcome.ok and outcome.message.content == "Checking." and json.loads(outcome.message.tool_calls[0].arguments) == {"city": "Paris"}

@@ -36,7 +36,7 @@ from analysis.phases.result import (
     TemplateAnalysis,
     ToolFormat,
 )
-from analysis.probing.markers import strip_ws
+from analysis.probing.markers import MARKER_RE, strip_ws
 from peg import combinators as p
 from peg.combinators import UNBOUNDED, Parser
 
@@ -648,7 +648,11 @@ def _calls(analysis: TemplateAnalysis, request: ChatRequest, strict: bool = Fals
     else:
         calls = p.one_or_more(unit + p.space()) if many and not fmt.tools_array_wrapped else unit + p.space()
     if fmt.section_start or fmt.section_end:
-        calls = marker(fmt.section_start, strict) + calls + p.literal(strip_ws(fmt.section_end)) + p.space()
+        opener = marker(fmt.section_start, strict)
+        pair = section_pair(analysis)
+        if pair and not strict:  # (parsing) the opener's two markers may hold the turn's text
+            opener = p.space() + p.literal(pair[0]) + tags.content(p.until(pair[1])) + p.literal(pair[1]) + p.space()
+        calls = opener + calls + p.literal(strip_ws(fmt.section_end)) + p.space()
         if not strict and strip_ws(fmt.section_start):  # (parsing) calls in several sections
             calls = p.one_or_more(calls)
     return calls
@@ -687,7 +691,17 @@ def repeated_calls(one: Parser, request: ChatRequest, strict: bool = False) -> P
 def trigger_marker(analysis: TemplateAnalysis) -> str:
     """The text that starts tool calls (section or first per-call marker), or ""."""
     fmt = analysis.tools.format
-    return strip_ws(fmt.section_start) or strip_ws(fmt.per_call_start)
+    pair = section_pair(analysis)
+    return pair[0] if pair else strip_ws(fmt.section_start) or strip_ws(fmt.per_call_start)
+
+
+def section_pair(analysis: TemplateAnalysis) -> tuple[str, str] | None:
+    """A section opener that is two markers with nothing between them when the
+    turn has no text (Llama 4's ``<|python_start|><|python_end|>``, which holds
+    the turn's text when there is some), as (first, second); else None."""
+    opener = strip_ws(analysis.tools.format.section_start)
+    markers = MARKER_RE.findall(opener)
+    return (markers[0], markers[1]) if len(markers) == 2 and "".join(markers) == opener else None
 
 
 class CallsBuilder(Protocol):
