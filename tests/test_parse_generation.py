@@ -245,3 +245,21 @@ def test_tagged_values_in_python_spelling_of_any_shape() -> None:
     )
     outcome = g.parse(output)
     assert outcome.ok and json.loads(outcome.message.tool_calls[0].arguments) == {"items": [True, None, "a", [1, 2]], "meta": {"k": False}}
+
+
+def test_a_long_lived_parser_renders_a_prompt_per_request_past_one_budget(monkeypatch) -> None:
+    """The template's CPU and output budgets cover one command; a server that
+    generates a prompt per request with one AutoParser gets a budget per
+    request (the budgets added up and ran out after a few thousand requests)."""
+    from analysis.generation.generate import AutoParser
+    from analysis.parsers.request import ChatRequest
+    from analysis.template.loading import load_template
+    from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate
+    from analysis.template.sandbox import RenderLimits
+    from tests.conftest import PROJECT_TEMPLATES
+
+    template = ChatTemplate(load_template(PROJECT_TEMPLATES / "demo.jinja"), clock=FROZEN_CLOCK, limits=RenderLimits(template_output_chars=20_000))
+    parser = AutoParser(template)
+    request = ChatRequest.from_json({"messages": [{"role": "user", "content": "x" * 2_000}]})
+    for _ in range(30):  # 30 prompts of 2,000 characters and more: past one budget of 20,000
+        assert parser.generate(request).generation_prompt

@@ -249,6 +249,7 @@ def with_variants(named: Sequence[tuple[Path, str]]) -> list[tuple[Path, str, st
 def _check_template(path: Path, name: str, round_trip: bool, variant: str | None = None) -> TemplateCheck:
     try:
         template = ChatTemplate(load_template(path, variant), clock=FROZEN_CLOCK)
+        template.one_budget = True  # (a hostile template spends one budget on its whole check)
         analysis = cached_analysis(template)
         if analysis.degraded:
             unrenderable = renders_nothing(template)

@@ -282,6 +282,9 @@ class AutoParser:
         self.analysis = analysis or cached_analysis(template)
         #: the dedicated handler that owns the template, if any (found once)
         self.handler = handler_named(self.analysis.specialized) if self.analysis.specialized else None
+        #: a request was generated: the next starts the template's budget afresh
+        #: (one command spends one budget, analysis and its request together)
+        self._generated = False
 
     @property
     def caps(self) -> Capabilities:
@@ -292,6 +295,9 @@ class AutoParser:
         handler = self.handler
         if handler is not None and handler.adapt_request is not None:
             request = handler.adapt_request(request)
+        if self._generated:  # a later request's prompt renders under a budget of its own
+            self.template.new_budget()
+        self._generated = True
         prompt = build_prompt(self.template, self.caps, request, self.analysis.reasoning, self.analysis.content.start)
         own = len(prompt.continued_text)
         template_part = prompt.generation_prompt[: len(prompt.generation_prompt) - own] if own else prompt.generation_prompt

@@ -86,6 +86,8 @@ class ChatTemplate:
         self.cpu_used = 0.0
         #: Characters all renders so far produced (see ``RenderLimits.template_output_chars``).
         self.output_chars = 0
+        #: All renders share one budget, requests included (see :meth:`new_budget`).
+        self.one_budget = False
         #: How often the last render's ``+`` turned a dict or list into JSON text
         #: (caps use it to tell templates that expect string tool-call arguments).
         self.stringified_containers = 0
@@ -102,6 +104,16 @@ class ChatTemplate:
         self._key = _source_key(self.source)
         # the worker outlives settings: the parent says where the cache is
         self._call({"op": "compile", "cache": disk_cache.cache_dir()})
+
+    def new_budget(self) -> None:
+        """Start the template's budgets (CPU time and output of all renders)
+        afresh, unless :attr:`one_budget` (``check`` spends one budget on a
+        template, its probes' requests included): a long-lived user (a server
+        generating a prompt per request) gets one per request, each render
+        still under its own limits."""
+        if not self.one_budget:
+            self.cpu_used = 0.0
+            self.output_chars = 0
 
     def _call(self, request: dict[str, Any]) -> Any:
         remaining = self.limits.template_cpu_s - self.cpu_used
