@@ -422,7 +422,7 @@ def parse(
 
         for panel in message_panels(outcome.message):
             console().print(panel)
-    hints = parse_hints(parser, generated, text, outcome, partial)
+    hints = parse_hints(generated, text, outcome, partial)
     problems = call_problems(outcome.message, generated.request.tools) if outcome.ok and not partial else []
     for problem in problems:
         note(problem, "warning")

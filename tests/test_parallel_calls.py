@@ -55,7 +55,7 @@ def test_second_call_without_parallel_tool_calls_is_the_same_everywhere() -> Non
         assert outcome.ok and outcome.message == on.parse(text).message and len(outcome.message.tool_calls) == 2, path.name
         deltas, streamed, _ = stream_output(off, text, 3)
         assert streamed.message == outcome.message and accumulate(deltas) == outcome.message, path.name
-        hints = parse_hints(parser, off, text, outcome, partial=False)
+        hints = parse_hints(off, text, outcome, partial=False)
         assert any("--parallel-tool-calls" in h for h in hints), (path.name, hints)
         checked.append(path.name)
     # generic formats and the dedicated ones (DSML/GCML, Kimi K2/K3, Gemma 4, ...)

@@ -1,19 +1,20 @@
 """Hints for a parse that did not go as the user expected.
 
 The parse itself is exact to the request; these look at *why* an output did not
-fit and suggest the option that would have read it: the output holds a second
-tool call but ``parallel_tool_calls`` is off, the output is cut short (a
+fit and suggest the option that would have read it: the output holds several
+tool calls but ``parallel_tool_calls`` is off (all are read; the grammar allows
+one), the output is cut short (a
 ``--partial`` parse reads it), or it holds the template's tool-call marker but
 the request has no tools.  Each hint is a sentence; the CLI prints them.
 """
 
 from __future__ import annotations
 
-from analysis.generation.generate import AutoParser, Generated, ParseOutcome
+from analysis.generation.generate import Generated, ParseOutcome
 from analysis.parsers.builder import trigger_marker
 
 
-def parse_hints(parser: AutoParser, generated: Generated, output: str, outcome: ParseOutcome, partial: bool) -> list[str]:
+def parse_hints(generated: Generated, output: str, outcome: ParseOutcome, partial: bool) -> list[str]:
     """What would have read ``output`` where ``outcome`` did not (or read no
     call where a call marker shows)."""
     request = generated.request

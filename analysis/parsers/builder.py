@@ -497,7 +497,7 @@ _MARKUP_CHARS = frozenset("<>[]|")
 def _lenient_tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any]) -> Parser:
     """Tagged arguments as parsing reads them: in any order, each optional,
     names not in the schema too.  A value is read by the parameter's schema
-    (:func:`_schema_value`): a string schema's value is the text up to its
+    (:func:`typed_value`): a string schema's value is the text up to its
     closer; any other is the first of JSON or a Python literal that fills the
     value up to its end, else the text as written, a string (the call is
     kept; the schema check reports it).  A value's closer may be missing: it
