@@ -31,7 +31,7 @@ from analysis.phases.tools import analyze_tools
 from analysis.phases.workarounds import apply_workarounds
 from analysis.probing.caps import Capabilities, detect_capabilities
 from analysis.probing.diff import appended, segment_diff
-from analysis.probing.markers import MARKER_RE, lstrip_ws, strip_ws
+from analysis.probing.markers import MARKER_RE, MARKUP_CHARS, lstrip_ws, strip_ws
 from analysis.probing.probes import (
     ASSISTANT_TEXT,
     PROBE_STRINGS,
@@ -104,10 +104,8 @@ def _cite_changes(log: PhaseLog, before: dict[str, str], after: dict[str, str], 
             log.cite_source(name, why)
 
 
-#: A preserved token is markup: it holds one of these (``<function=``, ``>``,
-#: ``[TOOL_CALLS]``, ``<|channel|>``); plain words such as harmony's
-#: ``functions.`` or `` to=functions.`` are text the tokenizer splits, not tokens.
-_TOKEN_CHARS = frozenset("<>[]|◁▷｜")
+#: A preserved token is markup (:data:`MARKUP_CHARS`): `` to=functions.`` is
+#: text the tokenizer splits, not a token.
 
 
 def preserved_tokens(markers: dict[str, str]) -> tuple[str, ...]:
@@ -119,7 +117,7 @@ def preserved_tokens(markers: dict[str, str]) -> tuple[str, ...]:
         if (
             token
             and token not in out
-            and not _TOKEN_CHARS.isdisjoint(token)
+            and not MARKUP_CHARS.isdisjoint(token)
             and not any(probe in token for probe in PROBE_STRINGS)
         ):
             out.append(token)

@@ -77,9 +77,14 @@ class Generated:
     strict: Callable[[], BuiltParser] | None = field(default=None, compare=False, repr=False)
 
     @cached_property
+    def _strict_built(self) -> BuiltParser:
+        """The parser the grammar is made from, built once, on first use."""
+        return self.built if self.strict is None else self.strict()
+
+    @cached_property
     def _grammar_parts(self) -> tuple[str, bool, tuple[Trigger, ...], str]:
         """The grammar, made on first use (parsing needs none of it)."""
-        built = self.built if self.strict is None else replace(self.built, grammar_source=self.strict())
+        built = self.built if self.strict is None else replace(self.built, grammar_source=self._strict_built)
         return _grammar(built, self.request)
 
     @property
@@ -113,7 +118,7 @@ class Generated:
             return "", self.grammar_error or "nothing to constrain"
         if self.grammar_lazy:
             return self.grammar, ""
-        built = self.built if self.strict is None else self.strict()
+        built = self._strict_built
         if built.boilerplate != self.generation_prompt:
             return "", "the generation prompt opens a block the output goes on inside: the grammar needs it as prefill"
         try:

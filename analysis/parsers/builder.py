@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import product
 from typing import Any, Protocol
 
 from analysis.messages import tags
@@ -35,8 +36,9 @@ from analysis.phases.result import (
     ReasoningMode,
     TemplateAnalysis,
     ToolFormat,
+    ToolFormatAnalysis,
 )
-from analysis.probing.markers import MARKER_RE, strip_ws
+from analysis.probing.markers import MARKER_RE, MARKUP_CHARS, strip_ws
 from peg import combinators as p
 from peg.combinators import UNBOUNDED, Parser
 
@@ -313,7 +315,7 @@ def _json_native_call(analysis: TemplateAnalysis, function: Mapping[str, Any], s
     for id_field in (fmt.id_field, fmt.gen_id_field):
         if id_field:
             members[id_field] = _json_string_key(key(id_field)) + p.literal('"') + tags.tool_id(p.until('"')) + p.literal('"')
-    order = [f for f in fmt.parameter_order if f in members] + [f for f in members if f not in fmt.parameter_order]
+    order = _member_order(fmt)
     parts: list[Parser] = []
     for i, field in enumerate(order):
         member = members[field]
@@ -349,8 +351,7 @@ def _after_json_name(analysis: TemplateAnalysis) -> Parser:
     quote = p.literal('"')
     if fmt.fun_name_is_key:
         return quote + p.space() + p.literal(":")
-    fields = [f for f in (fmt.name_field, fmt.args_field, fmt.id_field, fmt.gen_id_field) if f]
-    order = [f for f in fmt.parameter_order if f in fields] + [f for f in fields if f not in fmt.parameter_order]
+    order = _member_order(fmt)
     after = order[order.index(fmt.name_field) + 1 :] if fmt.name_field in order else []
     if not after:
         return quote + p.space() + p.literal("}")
@@ -363,6 +364,13 @@ def _after_json_name(analysis: TemplateAnalysis) -> Parser:
     return comma + p.space() + p.choice(*(p.literal('"' + k + '"') for k in keys))
 
 
+def _member_order(fmt: ToolFormatAnalysis) -> list[str]:
+    """A JSON call's members (name, arguments, ids) in the order the template
+    writes them (``parameter_order``, then the others)."""
+    fields = [f for f in (fmt.name_field, fmt.args_field, fmt.id_field, fmt.gen_id_field) if f]
+    return [f for f in fmt.parameter_order if f in fields] + [f for f in fields if f not in fmt.parameter_order]
+
+
 #: a request's own tool, or (name "") any other
 _ANY_TOOL: Mapping[str, Any] = {"name": "", "parameters": {"type": "object"}}
 
@@ -372,16 +380,13 @@ def _after_json_arguments(analysis: TemplateAnalysis) -> list[str]:
     last member: the call's closing braces, then the marker or bracket that
     ends the call ("" when nothing marks it)."""
     fmt = analysis.tools.format
-    fields = [f for f in (fmt.name_field, fmt.args_field, fmt.id_field, fmt.gen_id_field) if f]
-    order = [f for f in fmt.parameter_order if f in fields] + [f for f in fields if f not in fmt.parameter_order]
+    order = _member_order(fmt)
     if not fmt.fun_name_is_key and (not order or order[-1] != fmt.args_field or fmt.id_field or fmt.gen_id_field):
         return []  # (an id may follow the arguments)
     end = strip_ws(fmt.per_call_end) or ("]" if fmt.tools_array_wrapped else "") or strip_ws(fmt.section_end)
     if not end:
         return []
-    from itertools import product
-
-    braces = 2 if any("." in f for f in fields) else 1  # a nested call object closes twice
+    braces = 2 if any("." in f for f in order) else 1  # a nested call object closes twice
     return ["".join("}" + gap for gap in gaps) + end for gaps in product(("", "\n", " "), repeat=braces)]
 
 
@@ -487,11 +492,8 @@ def _is_only_string(schema: Any) -> bool:
 
 
 def _markup(text: str) -> bool:
-    return not _MARKUP_CHARS.isdisjoint(text)
-
-
-#: characters that make a marker markup (a model does not write it in prose by accident)
-_MARKUP_CHARS = frozenset("<>[]|")
+    """Whether ``text`` is markup, not a word a model may write in prose."""
+    return not MARKUP_CHARS.isdisjoint(text)
 
 
 def _lenient_tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any]) -> Parser:
