@@ -5,6 +5,7 @@ cannot be loaded, compiled or rendered.
     └── AnalysisError
         ├── InputError            requests, tools, messages, cases, lock files, outputs
         │   └── LimitConfigError  an AUTOPARSER_* limit set to an unusable value
+        ├── ExportError           a format a response_template cannot express
         └── TemplateError
             ├── TemplateLoadError      the source cannot be read or holds no template
             ├── TemplateSyntaxError    not valid Jinja (line, column)
@@ -83,3 +84,8 @@ class SandboxViolation(TemplateRenderError):
 
 class LimitConfigError(InputError):
     """A resource limit was configured with a value that is not usable."""
+
+
+class ExportError(AnalysisError):
+    """The template's output format cannot be written as a Hugging Face
+    ``response_template`` (the message says what cannot be expressed)."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import enum
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -84,6 +85,13 @@ class RoundTrip:
     probe: str
     status: ProbeStatus
     detail: str = ""
+    #: an ``ok`` probe's model output (the cut of the render that read back), ...
+    text: str = ""
+    #: ... the prompt it follows, the request's tools ...
+    prompt: str = ""
+    tools: tuple[dict[str, Any], ...] = ()
+    #: ... and the message autoparser read from it
+    message: Message | None = None
 
 
 def round_trips(parser: AutoParser) -> tuple[RoundTrip, ...]:
@@ -130,8 +138,9 @@ def _calls_probe(parser: AutoParser, name: str, tool: dict[str, Any], arguments:
         if not text:  # the calls are rendered, but not after the generation prompt nor a call marker
             unaligned = True
             continue
-        if _parses_back(generated, text, same, need_calls=True):
-            return RoundTrip(name, ProbeStatus.OK)
+        cut = _parses_back(generated, text, same, need_calls=True)
+        if cut is not None:
+            return _read_back(name, generated, cut, same)
         first = text if first is None else first
     if first is None and unaligned:
         return RoundTrip(
@@ -169,8 +178,8 @@ def _reply_and_call_probe(parser: AutoParser, name: str) -> RoundTrip:
                 outcome = RoundTrip(name, ProbeStatus.SKIPPED, "the template writes the text and the calls as separate turns")
             elif text is None:
                 outcome = RoundTrip(name, ProbeStatus.SKIPPED, "the rendered turn cannot be lined up with the generation prompt")
-            elif _parses_back(generated, text, same, need_calls=False):
-                return RoundTrip(name, ProbeStatus.OK)
+            elif (cut := _parses_back(generated, text, same, need_calls=False)) is not None:
+                return _read_back(name, generated, cut, same)
             else:
                 outcome = RoundTrip(name, ProbeStatus.FAILED, _failure(generated, text))
         outcomes.append(outcome)
@@ -191,8 +200,9 @@ def _reply_probe(parser: AutoParser, name: str, message: dict[str, Any], reasoni
     def same(parsed: Message) -> bool:
         return parsed.content.strip() == REPLY and (parsed.reasoning_content or None) == reasoning and not parsed.tool_calls
 
-    if _parses_back(generated, text, same, need_calls=False):
-        return RoundTrip(name, ProbeStatus.OK)
+    cut = _parses_back(generated, text, same, need_calls=False)
+    if cut is not None:
+        return _read_back(name, generated, cut, same)
     return RoundTrip(name, ProbeStatus.FAILED, _failure(generated, text))
 
 
@@ -269,16 +279,38 @@ def cut_ends(text: str) -> list[int]:
     return [len(text)] + [i for i in range(len(text) - 1, 0, -1) if text[i] in "<[\n"]
 
 
-def _parses_back(generated: Generated, text: str, same: Callable[[Message], bool], need_calls: bool) -> bool:
-    """Whether some cut of ``text`` before its end of turn parses to the rendered message."""
+def _read_back(name: str, generated: Generated, text: str, same: Callable[[Message], bool]) -> RoundTrip:
+    """An ``ok`` probe, with what it read back and from what: the output as a
+    model writes it, which stops at its end of turn (the render may go on
+    with the template's next turn), where that still reads back."""
+    stop = _stop(text, generated)
+    if stop < len(text) and (outcome := generated.parse(text[:stop])).ok and same(outcome.message):
+        text = text[:stop]
+    message = generated.parse(text).message
+    return RoundTrip(name, ProbeStatus.OK, text=text, prompt=generated.prompt.text, tools=tuple(dict(t) for t in generated.request.tools or ()), message=message)
+
+
+def _stop(text: str, generated: Generated) -> int:
+    """Where a model would have stopped in ``text``: after the first end-of-turn
+    marker, or before the next turn's header (the user turn's first marker)."""
+    analysis = generated.analysis
+    stops = [text.find(m) + len(m) for m in map(strip_ws, analysis.turn_end) if m and m in text]
+    header = re.match(r"\s*(<[^<>]+>|\[[^\[\]]+\])", analysis.user_start)
+    if header and header.group(1) in text:
+        stops.append(text.index(header.group(1)))
+    return min(stops, default=len(text))
+
+
+def _parses_back(generated: Generated, text: str, same: Callable[[Message], bool], need_calls: bool) -> str | None:
+    """The cut of ``text`` before its end of turn that parses to the rendered message (None if none does)."""
     for end in cut_ends(text):
         outcome = generated.parse(text[:end])
         if outcome.ok and (outcome.message.tool_calls or not need_calls):
             if same(outcome.message):
-                return True
+                return text[:end]
             if need_calls:
-                return False  # the first cut that reads calls decides
-    return False
+                return None  # the first cut that reads calls decides
+    return None
 
 
 def _failure(generated: Generated, text: str) -> str:

@@ -45,6 +45,9 @@ class Handler:
     tokens: tuple[str, ...] = ()
     #: how the mapper and the stream parser read the format's own captures
     output: OutputHooks = GENERIC
+    #: the format's calls as a ``response_template`` ``tool_calls`` field
+    #: (None: the spec cannot express them); raises ``ExportError`` for a variant it cannot
+    response_calls: Callable[[TemplateAnalysis], dict[str, Any]] | None = None
 
 
 def probe_call_render(prober: Prober, arguments: dict[str, Any] | None = None) -> str:

@@ -1,0 +1,88 @@
+"""A ``response_template`` read by transformers, probe by probe, against autoparser.
+
+The probes are ``check``'s round trips: the template's own rendering of a
+reply, of reasoning, of one call, two calls, typed values, text and a call.
+Each probe that autoparser reads back is read again by transformers'
+``parse_response`` with the given ``response_template`` (the prompt as its
+prefix, the probe's tools for argument types), and the two messages are
+compared: content and reasoning after stripping surrounding whitespace,
+calls by name and by arguments as JSON.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from analysis.checks.round_trip import ProbeStatus, RoundTrip, round_trips
+from analysis.export.hf_reading import transformers_reading
+from analysis.messages.mapper import Message
+
+if TYPE_CHECKING:
+    from analysis.generation.generate import AutoParser
+
+
+class Agreement(str, enum.Enum):
+    """How transformers' reading of a probe compares with autoparser's."""
+
+    SAME = "same"
+    DIFFERENT = "different"
+    SKIPPED = "skipped"  #: autoparser's round trip did not run or did not read back (``detail`` says why)
+
+
+@dataclass(frozen=True)
+class ProbeReading:
+    """One probe: whether transformers reads it as autoparser does, and if not, both readings."""
+
+    probe: str
+    agreement: Agreement
+    detail: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"probe": self.probe, "agreement": self.agreement.value, "detail": self.detail}
+
+
+def compare_readings(parser: AutoParser, spec: Mapping[str, Any], trips: tuple[RoundTrip, ...] | None = None) -> tuple[ProbeReading, ...]:
+    """transformers' reading with ``spec`` of every round-trip probe of
+    ``parser``'s template (or of ``trips``, already run), against autoparser's."""
+    out = []
+    for trip in round_trips(parser) if trips is None else trips:
+        if trip.status is not ProbeStatus.OK or trip.message is None:
+            why = trip.detail if trip.status is ProbeStatus.SKIPPED else "autoparser does not read the template's own rendering back"
+            out.append(ProbeReading(trip.probe, Agreement.SKIPPED, why))
+            continue
+        theirs = transformers_reading(spec, trip.text, trip.prompt, trip.tools)
+        if isinstance(theirs, str):
+            out.append(ProbeReading(trip.probe, Agreement.DIFFERENT, f"output {trip.text!r}: {theirs}"))
+        elif same_message(theirs, trip.message):
+            out.append(ProbeReading(trip.probe, Agreement.SAME))
+        else:
+            detail = f"output {trip.text!r}: transformers read {_shown(theirs)}, autoparser {_shown(trip.message)}"
+            out.append(ProbeReading(trip.probe, Agreement.DIFFERENT, detail))
+    return tuple(out)
+
+
+def same_message(a: Message, b: Message) -> bool:
+    """Content and reasoning equal after stripping, calls equal by name and arguments (as JSON)."""
+    return (
+        a.content.strip() == b.content.strip()
+        and (a.reasoning_content or "").strip() == (b.reasoning_content or "").strip()
+        and [(c.name, _loads(c.arguments)) for c in a.tool_calls] == [(c.name, _loads(c.arguments)) for c in b.tool_calls]
+    )
+
+
+def _loads(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _shown(message: Message) -> str:
+    return json.dumps(message.to_json(), ensure_ascii=False)
+
+
+__all__ = ["Agreement", "ProbeReading", "compare_readings", "same_message"]

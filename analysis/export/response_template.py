@@ -1,0 +1,111 @@
+"""The inferred parser as a Hugging Face ``response_template``.
+
+transformers (``tokenizer.parse_response``), vLLM (``--tool-call-parser
+response_template``) and SGLang execute the same declarative spec: a start
+anchor the prompt is cut after, and flat fields (``thinking``, ``content``,
+``tool_calls``) that open and close at markers.  This module writes that spec
+from a template's analysis: the reasoning markers, the content wrapping or the
+end-of-turn markers that close plain content, and the tool-call markers (the
+generic formats here, the dedicated formats through their handler's
+``response_calls``).  A format the spec cannot express raises
+:class:`~analysis.errors.ExportError` naming what cannot be expressed.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from analysis.errors import ExportError
+from analysis.parsers.handlers import handler_named
+from analysis.parsers.response_spec import CALL_TRANSFORM, anchor, generic_calls, marker
+from analysis.phases.result import (
+    ContentMode,
+    PrefillOutcome,
+    ReasoningMode,
+    TemplateAnalysis,
+    ToolFormat,
+)
+from analysis.probing.markers import strip_ws
+
+if TYPE_CHECKING:
+    from analysis.generation.generate import Generated
+
+#: the spec's version this module writes (transformers 5.23 reads version 1)
+VERSION = 1
+
+
+def response_template(generated: Generated) -> dict[str, Any]:
+    """The ``response_template`` that reads ``generated``'s template's output
+    as autoparser does: ``thinking``, ``content`` and ``tool_calls`` fields,
+    and a start anchor that keeps what the generation prompt opens."""
+    analysis = generated.analysis
+    anchor = _anchor(analysis, generated.generation_prompt[: len(generated.generation_prompt) - len(generated.prompt.continued_text)])
+    fields: dict[str, Any] = {}
+    reasoning = analysis.reasoning
+    if reasoning.mode is not ReasoningMode.NONE and strip_ws(reasoning.end):
+        fields["thinking"] = _thinking(analysis, anchor, generated.prefill)
+    tools = _tool_calls(analysis)
+    if tools is not None:
+        fields["tool_calls"] = tools
+    fields["content"] = _content(analysis, generated.generation_prompt)
+    spec: dict[str, Any] = {"version": VERSION, "defaults": {"role": "assistant"}}
+    opener = strip_ws(reasoning.start)
+    if anchor:
+        spec["start_anchor"] = anchor
+    elif opener and strip_ws(generated.generation_prompt).startswith(opener):
+        spec["start_anchor_pattern"] = f"(?={marker(opener)})"  # the prompt starts with the reasoning it opens
+    else:  # the prompt ends where the user's turn does: the model's part starts at its end
+        spec["start_anchor_pattern"] = r"\Z"
+    spec["fields"] = fields
+    return spec
+
+
+def _anchor(analysis: TemplateAnalysis, generation_prompt: str) -> str:
+    """The literal the prompt is cut after: the generation prompt up to the
+    reasoning marker it opens (that stays, so that the reasoning is open)."""
+    prompt = strip_ws(generation_prompt)
+    opener = strip_ws(analysis.reasoning.start)
+    return strip_ws(prompt[: prompt.index(opener)]) if opener and opener in prompt else prompt
+
+
+def _thinking(analysis: TemplateAnalysis, anchor: str, prefill: PrefillOutcome) -> dict[str, Any]:
+    start, end = strip_ws(analysis.reasoning.start), strip_ws(analysis.reasoning.end)
+    if not start or (anchor and start in anchor) or prefill is PrefillOutcome.ARTIFACT:
+        # delimiter style: the turn opens in reasoning, which its end marker closes
+        return {"open_pattern": "^" + (f"(?:\\s*{marker(start)})?" if start else ""), "close": end, "content": "text"}
+    return {"open": start, "close": end, "content": "text"}
+
+
+def _content(analysis: TemplateAnalysis, generation_prompt: str) -> dict[str, Any]:
+    """Wrapped content is a field of its own; plain content (or content the
+    prompt opens) is the implicit field, which the end of turn closes."""
+    content = analysis.content
+    start, end = strip_ws(content.start), strip_ws(content.end)
+    wrapped = content.mode is not ContentMode.PLAIN and start and end
+    if wrapped and content.mode is ContentMode.WRAPPED_WITH_REASONING and strip_ws(analysis.reasoning.start):
+        # wrapped after reasoning, plain without: opened by its marker, or at the start unless reasoning opens there
+        opens = f"{marker(start)}|^(?!\\s*{marker(analysis.reasoning.start)})"
+        closes = [end] + [strip_ws(m) for m in analysis.turn_end if strip_ws(m)]
+        return {"open_pattern": opens, "close": closes, "content": "text", "repeats": True, "join": ""}
+    if wrapped and start not in generation_prompt:
+        return {**anchor("open", start), **anchor("close", end), "content": "text", "repeats": True, "join": ""}
+    spec: dict[str, Any] = {"content": "text", "repeats": True, "join": ""}
+    ends = list(dict.fromkeys(([end] if wrapped else []) + [strip_ws(m) for m in analysis.turn_end if strip_ws(m)]))
+    if ends:
+        spec["close"] = ends
+    return spec
+
+
+def _tool_calls(analysis: TemplateAnalysis) -> dict[str, Any] | None:
+    fmt = analysis.tools.format
+    if fmt.mode is ToolFormat.NONE:
+        return None
+    if analysis.specialized:
+        handler = handler_named(analysis.specialized)
+        if handler.response_calls is None:
+            raise ExportError(f"the {analysis.specialized} tool-call format has no response_template form")
+        return handler.response_calls(analysis)
+    return generic_calls(analysis)
+
+
+__all__ = ["CALL_TRANSFORM", "VERSION", "response_template"]
