@@ -13,6 +13,8 @@ the layers above it in this list, and ``peg``):
 - ``generation``: the analysis of a template (phases and handler, cached) and
   what it generates per request: parser, grammar and triggers; parsing,
   streaming, hints and the checks of a parsed message;
+- ``export``: the inferred parser as a Hugging Face ``response_template``,
+  transformers' reading of it, and ``tokenizer_config.json`` writing;
 - ``checks``: expected-parse cases, round-trip probes, and ``check``'s
   orchestration.
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-LAYERS = ["template", "probing", "phases", "messages", "parsers", "generation", "checks"]
+LAYERS = ["template", "probing", "phases", "messages", "parsers", "generation", "export", "checks"]
 SHARED = {"errors", "userio", "fixtures", "disk_cache", "_lazy"}  # beside the layers, usable by all
 
 
