@@ -44,10 +44,12 @@ def response_template(generated: Generated) -> dict[str, Any]:
     reasoning = analysis.reasoning
     if reasoning.mode is not ReasoningMode.NONE and strip_ws(reasoning.end):
         fields["thinking"] = _thinking(analysis, anchor, generated.prefill)
-    tools = _tool_calls(analysis)
-    if tools is not None:
+    own = _own_part(analysis)
+    if own is None and (tools := _tool_calls(analysis)) is not None:
         fields["tool_calls"] = tools
     fields["content"] = _content(analysis, generated.generation_prompt)
+    if own is not None:
+        fields = {k: v for k, v in {**fields, **own.get("fields", {})}.items() if v is not None}
     spec: dict[str, Any] = {"version": VERSION, "defaults": {"role": "assistant"}}
     opener = strip_ws(reasoning.start)
     if anchor:
@@ -56,6 +58,9 @@ def response_template(generated: Generated) -> dict[str, Any]:
         spec["start_anchor_pattern"] = f"(?={marker(opener)})"  # the prompt starts with the reasoning it opens
     else:  # the prompt ends where the user's turn does: the model's part starts at its end
         spec["start_anchor_pattern"] = r"\Z"
+    if own is not None and "start_anchor" in own:
+        spec.pop("start_anchor_pattern", None)
+        spec["start_anchor"] = own["start_anchor"]
     spec["fields"] = fields
     return spec
 
@@ -97,15 +102,20 @@ def _content(analysis: TemplateAnalysis, generation_prompt: str) -> dict[str, An
 
 
 def _tool_calls(analysis: TemplateAnalysis) -> dict[str, Any] | None:
-    fmt = analysis.tools.format
-    if fmt.mode is ToolFormat.NONE:
+    if analysis.tools.format.mode is ToolFormat.NONE:
         return None
-    if analysis.specialized:
-        handler = handler_named(analysis.specialized)
-        if handler.response_calls is None:
-            raise ExportError(f"the {analysis.specialized} tool-call format has no response_template form")
-        return handler.response_calls(analysis)
     return generic_calls(analysis)
+
+
+def _own_part(analysis: TemplateAnalysis) -> dict[str, Any] | None:
+    """A dedicated format's own part of the spec (None for the generic formats)."""
+    if not analysis.specialized:
+        return None
+    handler = handler_named(analysis.specialized)
+    if handler.response_fields is None:
+        why = handler.response_unsupported or "its calls have no response_template form"
+        raise ExportError(f"the {analysis.specialized} format cannot be written as a response_template: {why}")
+    return handler.response_fields(analysis)
 
 
 __all__ = ["CALL_TRANSFORM", "VERSION", "response_template"]

@@ -135,8 +135,12 @@ def tagged_calls(analysis: TemplateAnalysis) -> dict[str, Any]:
     """Calls whose name sits in markers, with JSON arguments or tagged ones."""
     tools = analysis.tools
     fmt, function, arguments, call_id = tools.format, tools.function, tools.arguments, tools.call_id
-    if call_id.pos is CallIdPosition.PRE_FUNC_NAME or call_id.pos is CallIdPosition.POST_ARGS:
-        raise ExportError(f"a call id written {call_id.pos.value.lower().replace('_', ' ')}: an open pattern cannot skip it")
+    if call_id.pos is CallIdPosition.POST_ARGS:
+        raise ExportError("a call id written after the arguments: a close pattern cannot skip it")
+    before = ""
+    if call_id.pos is CallIdPosition.PRE_FUNC_NAME:  # (the id is left out: calls compare by name and arguments)
+        prefix = "" if strip_ws(call_id.prefix) == strip_ws(fmt.per_call_start) else marker(call_id.prefix)
+        before = f"(?:{prefix}.*?{marker(call_id.suffix)})?\\s*"
     name_suffix = marker(function.name_suffix)
     between = ""
     if call_id.pos is CallIdPosition.BETWEEN_FUNC_AND_ARGS:  # (the id is left out: calls compare by name and arguments)
@@ -146,6 +150,7 @@ def tagged_calls(analysis: TemplateAnalysis) -> dict[str, Any]:
         optional(fmt.section_start)
         + marker(fmt.per_call_start)
         + (r"\s*" if strip_ws(fmt.per_call_start) else "")
+        + before
         + marker(function.name_prefix)
         + NAME
         + between

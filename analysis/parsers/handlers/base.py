@@ -45,9 +45,11 @@ class Handler:
     tokens: tuple[str, ...] = ()
     #: how the mapper and the stream parser read the format's own captures
     output: OutputHooks = GENERIC
-    #: the format's calls as a ``response_template`` ``tool_calls`` field
-    #: (None: the spec cannot express them); raises ``ExportError`` for a variant it cannot
-    response_calls: Callable[[TemplateAnalysis], dict[str, Any]] | None = None
+    #: the format's own part of a ``response_template``: ``{"fields": {...}}``
+    #: (merged over the generic fields), and a ``start_anchor`` if it needs its
+    #: own; None: the spec cannot express the format (``response_unsupported`` says why)
+    response_fields: Callable[[TemplateAnalysis], dict[str, Any]] | None = None
+    response_unsupported: str = ""
 
 
 def probe_call_render(prober: Prober, arguments: dict[str, Any] | None = None) -> str:

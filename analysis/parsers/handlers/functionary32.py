@@ -3,6 +3,8 @@ function name then its JSON arguments; several in a row (``>>>f\\n{..}>>>g\\n{..
 
 from __future__ import annotations
 
+from typing import Any
+
 from analysis.messages import tags
 from analysis.parsers.builder import (
     BuiltParser,
@@ -15,7 +17,9 @@ from analysis.parsers.builder import (
 )
 from analysis.parsers.handlers.base import Handler, with_tool_markers
 from analysis.parsers.request import ChatRequest
+from analysis.parsers.response_spec import NAME, call_field, marker
 from analysis.phases.result import PrefillOutcome, TemplateAnalysis, ToolFormat
+from analysis.probing.markers import strip_ws
 from analysis.probing.probes import Prober, conversation
 from peg import combinators as p
 
@@ -60,4 +64,17 @@ def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: s
     return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, calls, "", False)
 
 
-HANDLER = Handler("functionary-v3.2", detect, refine, build=build)
+def response_fields(analysis: TemplateAnalysis) -> dict[str, Any]:
+    """Each ``>>>`` names a recipient: ``all`` opens content, a function name
+    its JSON arguments; the next ``>>>`` or the end of turn closes it.  The
+    anchor stops before the prompt's own ``>>>``, which opens the first."""
+    ends = [strip_ws(m) for m in analysis.turn_end if strip_ws(m)]
+    closed = "|".join([f"(?={marker(MARK)})"] + [marker(m) for m in ends] + [r"\Z"])
+    prompt = strip_ws(analysis.generation_prompt.text)
+    anchor = strip_ws(prompt[: prompt.rfind(MARK)]) if MARK in prompt else prompt
+    content = {"open_pattern": marker(MARK) + r"\s*all\b", "close_pattern": closed, "content": "text", "repeats": True, "join": ""}
+    calls = call_field(marker(MARK) + r"\s*(?!all\b)" + NAME + r"\s*", None, "json", close_pattern=closed)
+    return {"start_anchor": anchor, "fields": {"tool_calls": calls, "content": content}}
+
+
+HANDLER = Handler("functionary-v3.2", detect, refine, build=build, response_fields=response_fields)

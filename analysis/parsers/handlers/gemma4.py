@@ -32,6 +32,7 @@ from analysis.parsers.builder import (
 )
 from analysis.parsers.handlers.base import Handler, probe_call_render, with_tool_markers
 from analysis.parsers.request import ChatRequest, ReasoningFormat
+from analysis.parsers.response_spec import NAME, call_field, marker
 from analysis.phases.result import (
     PrefillOutcome,
     ReasoningAnalysis,
@@ -39,6 +40,7 @@ from analysis.phases.result import (
     TemplateAnalysis,
     ToolFormat,
 )
+from analysis.probing.markers import strip_ws
 from analysis.probing.probes import ARG_A, FUN_A, Prober
 from peg import combinators as p
 from peg.combinators import UNBOUNDED, Parser, Ref
@@ -188,4 +190,15 @@ def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: s
     return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, tool_calls, CALL_START if call is not None else "", extracts)
 
 
-HANDLER = Handler("gemma4", detect, refine, build=build, output=OutputHooks(value_decoders={TOOL_ARG_GEMMA: gemma_to_json}))
+def response_fields(analysis: TemplateAnalysis) -> dict[str, Any]:
+    """Calls as ``call:NAME{...}``: JSON with bare keys and ``<|"|>`` strings;
+    the content ends at the end of turn or at the tool response the model waits for."""
+    arguments = {"unquoted_keys": True, "string_delims": [[QUOTE, QUOTE]]}
+    calls = call_field(marker(CALL_START) + r"\s*call:" + NAME, CALL_END, "json", content_args=arguments)
+    ends = list(dict.fromkeys([strip_ws(m) for m in analysis.turn_end if strip_ws(m)] + [TOOL_RESPONSE]))
+    return {"fields": {"tool_calls": calls, "content": {"content": "text", "repeats": True, "join": "", "close": ends}}}
+
+
+HANDLER = Handler(
+    "gemma4", detect, refine, build=build, output=OutputHooks(value_decoders={TOOL_ARG_GEMMA: gemma_to_json}), response_fields=response_fields
+)

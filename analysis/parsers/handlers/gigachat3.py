@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from analysis.parsers.handlers.base import Handler, probe_call_render
+from analysis.parsers.response_spec import generic_calls
 from analysis.phases.result import TemplateAnalysis, ToolFormat
 from analysis.probing.probes import FUN_A, Prober
 
@@ -28,4 +29,4 @@ def refine(analysis: TemplateAnalysis, source: str) -> TemplateAnalysis:
     return replace(analysis, tools=replace(analysis.tools, format=replace(fmt, mode=ToolFormat.JSON_NATIVE)))
 
 
-HANDLER = Handler("gigachat3", detect, refine)
+HANDLER = Handler("gigachat3", detect, refine, response_fields=lambda analysis: {"fields": {"tool_calls": generic_calls(analysis)}})

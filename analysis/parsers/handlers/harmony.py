@@ -13,6 +13,7 @@ an incomplete header.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from analysis.messages.hooks import DROP, OutputHooks, Route
 from analysis.messages.tags import (
@@ -29,6 +30,7 @@ from analysis.messages.tags import (
 from analysis.parsers.builder import BuiltParser, boilerplate_and_reasoning_start, tool_functions
 from analysis.parsers.handlers.base import Handler, with_tool_markers
 from analysis.parsers.request import ChatRequest
+from analysis.parsers.response_spec import NAME, call_field
 from analysis.phases.result import (
     ContentMode,
     PrefillOutcome,
@@ -153,4 +155,19 @@ def route(message: TagNode, keep_reasoning_in_content: bool) -> Route:
 
 OUTPUT = OutputHooks(message_tags=HARMONY_MESSAGES, body_tag=H_BODY, route=route)
 
-HANDLER = Handler("gpt-oss-harmony", detect, refine, build=build, tokens=TOKENS, output=OUTPUT)
+def response_fields(analysis: TemplateAnalysis) -> dict[str, Any]:
+    """Messages by channel: ``analysis`` is the reasoning, ``final`` the
+    content, a recipient ``to=functions.NAME`` (before or after the channel)
+    a call with JSON arguments; what is between messages is left out."""
+    recipient = r"(?:<\|channel\|>commentary)?\s*to=functions\." + NAME
+    header = r"[^<]*(?:<\|channel\|>[^<]*)?(?:<\|constrain\|>[^<]*)?<\|message\|>"
+    text = r"<\|channel\|>(?:final|commentary)\s*<\|message\|>"
+    return {
+        "fields": {
+            "tool_calls": call_field(recipient + header, "<|call|>", "json"),
+            "content": {"open_pattern": text, "close": ["<|end|>", "<|return|>"], "content": "text", "repeats": True, "join": ""},
+        }
+    }
+
+
+HANDLER = Handler("gpt-oss-harmony", detect, refine, build=build, tokens=TOKENS, output=OUTPUT, response_fields=response_fields)

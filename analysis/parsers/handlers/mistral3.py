@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from analysis.parsers.handlers.base import Handler, probe_call_render, with_tool_markers
+from analysis.parsers.response_spec import generic_calls
 from analysis.phases.result import (
     CallIdAnalysis,
     ContentMode,
@@ -41,4 +42,4 @@ def refine(analysis: TemplateAnalysis, source: str) -> TemplateAnalysis:
     return replace(refined, tools=replace(refined.tools, call_id=CallIdAnalysis()))
 
 
-HANDLER = Handler("ministral-3", detect, refine)
+HANDLER = Handler("ministral-3", detect, refine, response_fields=lambda analysis: {"fields": {"tool_calls": generic_calls(analysis)}})

@@ -94,7 +94,10 @@ def calls(analysis: TemplateAnalysis, request: ChatRequest, strict: bool = False
     return parser, SECTION_START
 
 
-HANDLER = Handler("lfm2-pythonic", detect, refine, calls=calls)
+#: why neither pythonic format has a response_template form
+PYTHON_CALLS = "its calls are Python function calls (get_weather(city='Paris')), which no content parser reads"
+
+HANDLER = Handler("lfm2-pythonic", detect, refine, calls=calls, response_unsupported=PYTHON_CALLS)
 
 
 # --- pythonic call lists without markers (Gemma 3, Llama 3.2 / 4 pythonic templates) ----
@@ -118,4 +121,4 @@ def calls_list(analysis: TemplateAnalysis, request: ChatRequest, strict: bool = 
     return _call_list(request, strict) + p.space(), ""
 
 
-LIST_HANDLER = Handler("pythonic-list", detect_list, refine_list, calls=calls_list)
+LIST_HANDLER = Handler("pythonic-list", detect_list, refine_list, calls=calls_list, response_unsupported=PYTHON_CALLS)
