@@ -78,10 +78,13 @@ def exit_code(exc: Exception) -> int:
     is bad input (a template that cannot be loaded, compiled or rendered, or
     hit a limit; unusable requests, tools, files or limit settings; a grammar
     or schema that cannot be converted).  The errors carry no code: a family
-    that should end otherwise is told apart here.  A model output that does
+    that should end otherwise is told apart here: a format ``export`` cannot
+    express is a verdict on the template (1).  A model output that does
     not fit its format is not an error: ``parse`` prints the message and
     exits 1 itself."""
-    return 2
+    from analysis.errors import ExportError
+
+    return 1 if isinstance(exc, ExportError) else 2
 
 
 def handle_errors(func: F) -> F:

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from rich.tree import Tree
 
     from analysis.checks.checking import TemplateCheck
+    from analysis.checks.hf_compare import ProbeReading
     from analysis.checks.round_trip import RoundTrip
     from analysis.generation.generate import Generated, Trigger
     from analysis.messages.mapper import Delta, Message
@@ -554,6 +555,19 @@ def round_trip_text(trips: tuple[RoundTrip, ...]) -> Text:
     ok = sum(t.status is ProbeStatus.OK for t in trips)
     skipped = len(trips) - ok
     return Text(f"{ok} ok" + (f", {skipped} skipped" if skipped else ""), style="green")
+
+
+def readings_table(readings: tuple[ProbeReading, ...]) -> Table:
+    """One row per probe: whether transformers reads it as autoparser does, and how not."""
+    from analysis.checks.hf_compare import Agreement
+
+    table = Table(title=Text("transformers' reading of the round-trip probes"), title_justify="left")
+    for column in ("probe", "transformers", "detail"):
+        table.add_column(column, overflow="fold")
+    styles = {Agreement.SAME: "green", Agreement.DIFFERENT: "red", Agreement.SKIPPED: "yellow"}
+    for reading in readings:
+        table.add_row(Text(reading.probe), Text(reading.agreement.value, style=styles[reading.agreement]), Text(terminal_safe(reading.detail)))
+    return table
 
 
 class progress_bar:

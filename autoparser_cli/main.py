@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import functools
 import os
 import sys
@@ -644,6 +645,92 @@ def check(
         console().print(Text(report.summary_line() + (f"; lock file {lock} written" if update_lock else "")))
     if report.failed:
         raise typer.Exit(1)
+
+
+class ExportFormat(str, enum.Enum):
+    """What ``export`` writes."""
+
+    RESPONSE_TEMPLATE = "response-template"
+
+
+@app.command()
+@handle_errors
+def export(
+    source: Path | None = SourceArg,
+    export_format: ExportFormat = typer.Option(
+        ExportFormat.RESPONSE_TEMPLATE, "--format", help="What to write: the Hugging Face response_template."
+    ),
+    tools: Path | None = typer.Option(None, "--tools", metavar="FILE", help="JSON file: the tools (default: the built-in weather tool)."),
+    enable_thinking: bool = typer.Option(
+        True, "--enable-thinking/--no-enable-thinking", help="enable_thinking for the generation prompt."
+    ),
+    variant: str | None = VariantOpt,
+    output: Path | None = typer.Option(None, "-o", "--output", metavar="FILE", help="Write the response_template to FILE (default: stdout)."),
+    write: Path | None = typer.Option(
+        None, "--write", metavar="MODEL_DIR", help="Add or replace response_template in MODEL_DIR/tokenizer_config.json (SOURCE defaults to MODEL_DIR)."
+    ),
+    check_only: bool = typer.Option(False, "--check", help="Read the template's round-trip probes with transformers and report each, probe by probe."),
+    verify: bool = typer.Option(True, "--verify/--no-verify", help="Read the probes back with transformers before writing (when it is installed)."),
+) -> None:
+    """Write the inferred parser as a Hugging Face response_template, the
+    output spec transformers (parse_response), vLLM and SGLang execute; it
+    is read back by transformers' own parser on the template's round-trip
+    probes before it is written (pip install 'autoparser[hf]').
+
+    Example: autoparser export Qwen3-Coder.jinja -o response_template.json
+
+    Exit status: 0 written (or --check: every probe reads the same), 1 the format
+    cannot be expressed or reads differently, 2 bad input.
+    """
+    import json
+
+    from analysis.checks.hf_compare import export_checked
+    from analysis.export.tokenizer_config import config_path, write_response_template
+    from analysis.fixtures import WEATHER_TOOL
+    from analysis.generation.generate import AutoParser
+    from analysis.parsers.request import ChatRequest
+    from analysis.template.loading import load_template
+    from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate
+    from analysis.userio import ensure_writable, validate_tools, write_atomic
+    from autoparser_cli.formatting import readings_table
+
+    del export_format  # (one format so far)
+    if write is not None:
+        config_path(write)  # a folder without a tokenizer_config.json is named before the analysis
+        source = source if source is not None else write
+    if output is not None:
+        ensure_writable(output, "response_template")
+    tool_list = validate_tools(read_json_file(tools, "tools"), str(tools))
+    if tool_list is not None and not isinstance(tool_list, list):
+        raise fail("--tools must hold a JSON list of tools")
+    loaded = load_template(source_or_default(source), variant, has_tools=True)
+    parser = AutoParser(ChatTemplate(loaded, clock=FROZEN_CLOCK))
+    request = ChatRequest([{"role": "user", "content": "Hello"}], tools=tool_list or [WEATHER_TOOL], enable_thinking=enable_thinking)
+    report = export_checked(parser, request, verify=verify or check_only)
+    if check_only:
+        if report.unverified:
+            raise fail(report.unverified, 1)
+        console().print(readings_table(report.readings))
+        if report.differences:
+            raise typer.Exit(1)
+        return
+    if report.differences:
+        probes = ", ".join(r.probe for r in report.differences)
+        raise fail(
+            f"the response_template reads {len(report.differences)} of {len(report.readings)} probes differently from autoparser "
+            f"({probes}); --check shows each, --no-verify writes it anyway",
+            1,
+        )
+    if report.unverified and verify:
+        note(f"not read back by transformers: {report.unverified}")
+    text = json.dumps(report.spec, indent=2, ensure_ascii=False) + "\n"
+    if write is not None:
+        written = write_response_template(write, report.spec)
+        note(f"response_template written to {written}", "done")
+    elif output is not None:
+        write_atomic(output, text, "response_template")
+    else:
+        write_stdout(text)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -22,8 +22,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from analysis.checks.hf_compare import Agreement, ProbeReading, compare_readings
 from analysis.checks.round_trip import ProbeStatus, RoundTrip, round_trips
 from analysis.errors import InputError, TemplateLoadError, TemplateRenderError, one_line
+from analysis.export.hf_reading import check_loadable, transformers_missing
+from analysis.export.tokenizer_config import read_response_template
 from analysis.generation.generate import AutoParser, cached_analysis
 from analysis.phases.result import TemplateAnalysis
 from analysis.template.loading import DEFAULT_VARIANT, load_source, load_template
@@ -80,6 +83,8 @@ class TemplateCheck:
     reason: str = ""
     analysis: TemplateAnalysis | None = None
     round_trips: tuple[RoundTrip, ...] = ()
+    #: transformers' reading of the probes with the model folder's ``response_template``
+    readings: tuple[ProbeReading, ...] = ()
     #: Wall-clock seconds the check took.
     seconds: float = 0.0
 
@@ -93,6 +98,7 @@ class TemplateCheck:
             "degraded": sorted({d.phase for d in self.analysis.degraded}) if self.analysis else [],
             "specialized": (self.analysis.specialized or "") if self.analysis else "",
             "round_trips": [{"probe": t.probe, "status": t.status.value, "detail": t.detail} for t in self.round_trips],
+            "response_template": [r.to_json() for r in self.readings],
             "seconds": round(self.seconds, 3),
         }
 
@@ -247,6 +253,7 @@ def with_variants(named: Sequence[tuple[Path, str]]) -> list[tuple[Path, str, st
 
 
 def _check_template(path: Path, name: str, round_trip: bool, variant: str | None = None) -> TemplateCheck:
+    readings: tuple[ProbeReading, ...] = ()
     try:
         template = ChatTemplate(load_template(path, variant), clock=FROZEN_CLOCK)
         template.one_budget = True  # (a hostile template spends one budget on its whole check)
@@ -255,21 +262,31 @@ def _check_template(path: Path, name: str, round_trip: bool, variant: str | None
             unrenderable = renders_nothing(template)
             if unrenderable:
                 return TemplateCheck(path, name, CheckStatus.FAILED, unrenderable, analysis)
-        trips = round_trips(AutoParser(template, analysis)) if round_trip else ()
+        parser = AutoParser(template, analysis)
+        trips = round_trips(parser) if round_trip else ()
+        spec = read_response_template(path) if round_trip else None
+        if spec is not None:
+            missing = transformers_missing()
+            if missing:
+                return TemplateCheck(path, name, CheckStatus.FAILED, f"the model folder's response_template cannot be checked: {missing}", analysis)
+            check_loadable(spec)
+            readings = compare_readings(parser, spec, trips)
     except AutoparserError as exc:
         return TemplateCheck(path, name, CheckStatus.FAILED, str(exc))
     except RecursionError:
         return TemplateCheck(path, name, CheckStatus.FAILED, "the template nests too deeply to analyse")
     except Exception as exc:  # noqa: BLE001 - a bug must fail this template, not the whole run
         return TemplateCheck(path, name, CheckStatus.FAILED, f"internal error ({type(exc).__name__}: {one_line(exc)})")
+    trips = tuple(replace(t, message=None) for t in trips)  # (what crosses back from a worker stays small)
     failed = [t for t in trips if t.status is ProbeStatus.FAILED]
-    if failed:
-        reason = "; ".join(f"round trip ({t.probe}): {t.detail}" for t in failed)
-        return TemplateCheck(path, name, CheckStatus.FAILED, reason, analysis, trips)
+    differ = [r for r in readings if r.agreement is Agreement.DIFFERENT]
+    if failed or differ:
+        reason = "; ".join([f"round trip ({t.probe}): {t.detail}" for t in failed] + [f"response_template ({r.probe}): {r.detail}" for r in differ])
+        return TemplateCheck(path, name, CheckStatus.FAILED, reason, analysis, trips, readings)
     if analysis.degraded:
         reason = "; ".join(f"{d.phase}: {d.comparison}: {d.reason}" for d in analysis.degraded)
-        return TemplateCheck(path, name, CheckStatus.DEGRADED, reason, analysis, trips)
-    return TemplateCheck(path, name, CheckStatus.OK, "", analysis, trips)
+        return TemplateCheck(path, name, CheckStatus.DEGRADED, reason, analysis, trips, readings)
+    return TemplateCheck(path, name, CheckStatus.OK, "", analysis, trips, readings)
 
 
 #: Conversations any chat template should render: a user turn, with a system

@@ -18,11 +18,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from analysis.checks.round_trip import ProbeStatus, RoundTrip, round_trips
-from analysis.export.hf_reading import transformers_reading
+from analysis.export.hf_reading import check_loadable, transformers_missing, transformers_reading
+from analysis.export.response_template import response_template
 from analysis.messages.mapper import Message
 
 if TYPE_CHECKING:
     from analysis.generation.generate import AutoParser
+    from analysis.parsers.request import ChatRequest
 
 
 class Agreement(str, enum.Enum):
@@ -43,6 +45,37 @@ class ProbeReading:
 
     def to_json(self) -> dict[str, Any]:
         return {"probe": self.probe, "agreement": self.agreement.value, "detail": self.detail}
+
+
+@dataclass(frozen=True)
+class ExportReport:
+    """An exported ``response_template`` and, when transformers could run,
+    its reading of every probe against autoparser's."""
+
+    spec: Mapping[str, Any]
+    readings: tuple[ProbeReading, ...] = ()
+    #: why it was not read back ("" when it was)
+    unverified: str = ""
+
+    @property
+    def differences(self) -> tuple[ProbeReading, ...]:
+        """The probes transformers reads differently."""
+        return tuple(r for r in self.readings if r.agreement is Agreement.DIFFERENT)
+
+
+def export_checked(parser: AutoParser, request: ChatRequest, verify: bool = True) -> ExportReport:
+    """``parser``'s template as a ``response_template`` for ``request`` (its
+    tools and thinking switch), read back by transformers on every probe when
+    ``verify`` and transformers is installed.  Raises ``ExportError`` when the
+    format cannot be expressed."""
+    spec = response_template(parser.generate(request))
+    if not verify:
+        return ExportReport(spec, unverified="not read back (asked not to)")
+    missing = transformers_missing()
+    if missing:
+        return ExportReport(spec, unverified=missing)
+    check_loadable(spec)
+    return ExportReport(spec, compare_readings(parser, spec))
 
 
 def compare_readings(parser: AutoParser, spec: Mapping[str, Any], trips: tuple[RoundTrip, ...] | None = None) -> tuple[ProbeReading, ...]:
@@ -85,4 +118,4 @@ def _shown(message: Message) -> str:
     return json.dumps(message.to_json(), ensure_ascii=False)
 
 
-__all__ = ["Agreement", "ProbeReading", "compare_readings", "same_message"]
+__all__ = ["Agreement", "ExportReport", "ProbeReading", "compare_readings", "export_checked", "same_message"]

@@ -32,6 +32,15 @@ def _parse_response() -> Any:
     return parse_response
 
 
+def transformers_missing() -> str:
+    """Why transformers' parser cannot be run here ("" when it can)."""
+    try:
+        _parse_response()
+    except ExportError as exc:
+        return str(exc)
+    return ""
+
+
 def check_loadable(spec: Mapping[str, Any]) -> None:
     """Raise :class:`InputError` when transformers refuses ``spec`` (unknown
     keys, a bad pattern...), with its reason on one line."""
@@ -73,4 +82,4 @@ def _message(parsed: Mapping[str, Any]) -> Message | str:
     )
 
 
-__all__ = ["EXTRA", "check_loadable", "transformers_reading"]
+__all__ = ["EXTRA", "check_loadable", "transformers_missing", "transformers_reading"]

@@ -763,11 +763,14 @@ def build_parser(
         # text may come before them, up to what can only start a call
         json_starts = bare_json_call_starts(analysis) if not trigger and calls_builder is None and not for_grammar else []
         content_after = analysis.tools.format.content_after_calls and calls_builder is None  # (read in the calls above)
+        # (parsing) after the calls, any end-of-turn marker ends the output, even
+        # one the format also uses (GigaChat 3 begins its call turn with <|message_sep|>)
+        ends = stops if for_grammar else tuple(dict.fromkeys(stops + tuple(m for m in map(strip_ws, analysis.turn_end) if m)))
         if (trigger or json_starts or calls_builder is not None) and not for_grammar and not content_after:
             # text after the calls is content
-            tail = closers + p.choice(ending(stops), text_to_end(stops))
+            tail = closers + p.choice(ending(ends), text_to_end(stops))
         else:
-            tail = closers + ending(stops)
+            tail = closers + ending(ends)
         if trigger:
             bare = bare_call_start(analysis) if calls_builder is None and not for_grammar else ""
             with_calls = _content_until(analysis, trigger, *([bare] if bare else []), stops=stops) + tool_calls + tail

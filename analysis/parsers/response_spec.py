@@ -79,13 +79,14 @@ def json_calls(analysis: TemplateAnalysis) -> dict[str, Any]:
     ends = [strip_ws(m) for m in analysis.turn_end if strip_ws(m)]
     if strip_ws(fmt.per_call_start):
         close = marker(fmt.per_call_end) + (f"(?:\\s*{marker(fmt.section_end)})?" if strip_ws(fmt.section_end) else "")
-        spec = {
-            "open_pattern": optional(fmt.section_start) + marker(fmt.per_call_start),
-            "close_pattern": close if strip_ws(fmt.per_call_end) else ends_pattern(ends),
-            "repeats": True,
-            "content": "json",
-            "transform": _under("content", one),
-        }
+        opens = anchor("open", fmt.per_call_start) if not strip_ws(fmt.section_start) else {"open_pattern": optional(fmt.section_start) + marker(fmt.per_call_start)}
+        if not strip_ws(fmt.per_call_end):
+            closes = {"close_pattern": ends_pattern(ends)}
+        elif strip_ws(fmt.section_end):
+            closes = {"close_pattern": close}
+        else:
+            closes = anchor("close", fmt.per_call_end)
+        spec = {**opens, **closes, "repeats": True, "content": "json", "transform": _under("content", one)}
         if fmt.tools_array_wrapped:
             spec.update(transform=one, transform_each=True)
             spec.pop("repeats")
