@@ -554,6 +554,7 @@ def check(
         with_variants,
     )
     from analysis.checks.conformance import CaseRunner, load_cases
+    from analysis.checks.hf_compare import Agreement
     from analysis.checks.round_trip import ProbeStatus
     from analysis.template.builtin import templates_dir
     from analysis.userio import ensure_writable, write_atomic
@@ -587,6 +588,8 @@ def check(
         report.add_template(result)
         if result.status == CheckStatus.FAILED:
             kind = "round-trip" if any(t.status is ProbeStatus.FAILED for t in result.round_trips) else "analysis"
+            if any(r.agreement is Agreement.DIFFERENT for r in result.readings):
+                kind = "response-template"
             report.fail("template", result.name, kind, result.reason)
     drifted: dict[str, list[str]] = {}
     if lock is not None:
@@ -715,12 +718,7 @@ def export(
             raise typer.Exit(1)
         return
     if report.differences:
-        probes = ", ".join(r.probe for r in report.differences)
-        raise fail(
-            f"the response_template reads {len(report.differences)} of {len(report.readings)} probes differently from autoparser "
-            f"({probes}); --check shows each, --no-verify writes it anyway",
-            1,
-        )
+        raise fail(report.difference_line() + "; --check shows each, --no-verify writes it anyway", 1)
     if report.unverified and verify:
         note(f"not read back by transformers: {report.unverified}")
     text = json.dumps(report.spec, indent=2, ensure_ascii=False) + "\n"

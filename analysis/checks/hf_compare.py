@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import enum
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -42,9 +43,11 @@ class ProbeReading:
     probe: str
     agreement: Agreement
     detail: str = ""
+    #: what a differing probe's output shows the spec cannot read ("" when it is not known)
+    cause: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {"probe": self.probe, "agreement": self.agreement.value, "detail": self.detail}
+        return {"probe": self.probe, "agreement": self.agreement.value, "detail": self.detail, "cause": self.cause}
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,13 @@ class ExportReport:
     def differences(self) -> tuple[ProbeReading, ...]:
         """The probes transformers reads differently."""
         return tuple(r for r in self.readings if r.agreement is Agreement.DIFFERENT)
+
+    def difference_line(self) -> str:
+        """The differences on one line: how many probes, which, and the cause where it is known."""
+        differ = self.differences
+        line = f"the response_template reads {len(differ)} of {len(self.readings)} probes differently from autoparser ({', '.join(r.probe for r in differ)})"
+        causes = sorted({c for r in differ if (c := r.cause)})
+        return line + "".join(f": {c}" for c in causes)
 
 
 def export_checked(parser: AutoParser, request: ChatRequest, verify: bool = True) -> ExportReport:
@@ -89,13 +99,24 @@ def compare_readings(parser: AutoParser, spec: Mapping[str, Any], trips: tuple[R
             continue
         theirs = transformers_reading(spec, trip.text, trip.prompt, trip.tools)
         if isinstance(theirs, str):
-            out.append(ProbeReading(trip.probe, Agreement.DIFFERENT, f"output {trip.text!r}: {theirs}"))
+            out.append(ProbeReading(trip.probe, Agreement.DIFFERENT, f"output {trip.text!r}: {theirs}", _cause(trip.text)))
         elif same_message(theirs, trip.message):
             out.append(ProbeReading(trip.probe, Agreement.SAME))
         else:
             detail = f"output {trip.text!r}: transformers read {_shown(theirs)}, autoparser {_shown(trip.message)}"
-            out.append(ProbeReading(trip.probe, Agreement.DIFFERENT, detail))
+            out.append(ProbeReading(trip.probe, Agreement.DIFFERENT, detail, _cause(trip.text)))
     return tuple(out)
+
+
+#: Python spellings of values: True, False, None, or a quoted string opening a value
+_PYTHON_VALUES = re.compile(r"\b(?:True|False|None)\b|[\[{,:]\s*'|=\s*'")
+
+
+def _cause(output: str) -> str:
+    """What in a probe's output a response_template cannot read, where it shows."""
+    if _PYTHON_VALUES.search(output):
+        return "the template writes values as Python literals (True, None, 'text'), which transformers reads as JSON or keeps as text"
+    return ""
 
 
 def same_message(a: Message, b: Message) -> bool:

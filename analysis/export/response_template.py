@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 from analysis.errors import ExportError
 from analysis.parsers.handlers import handler_named
-from analysis.parsers.response_spec import CALL_TRANSFORM, anchor, generic_calls, marker
+from analysis.parsers.response_spec import (
+    CALL_TRANSFORM,
+    anchor,
+    generic_calls,
+    marker,
+    stray_markers,
+)
 from analysis.phases.result import (
     ContentMode,
     PrefillOutcome,
@@ -50,6 +56,12 @@ def response_template(generated: Generated) -> dict[str, Any]:
     fields["content"] = _content(analysis, generated.generation_prompt)
     if own is not None:
         fields = {k: v for k, v in {**fields, **own.get("fields", {})}.items() if v is not None}
+    content = fields["content"]
+    if "tool_calls" in fields and "open" not in content and "open_pattern" not in content:
+        # plain content closes at the call markers no field opens or closes at: they are left out
+        stray = [m for m in stray_markers(analysis, fields["tool_calls"]) if m not in content.get("close", [])]
+        if stray:
+            content["close"] = content.get("close", []) + stray
     spec: dict[str, Any] = {"version": VERSION, "defaults": {"role": "assistant"}}
     opener = strip_ws(reasoning.start)
     if anchor:

@@ -34,11 +34,6 @@ def marker(text: str) -> str:
     return r"\s*".join(parts)
 
 
-def optional(text: str) -> str:
-    """A pattern for a marker that may be left out (with the whitespace after it)."""
-    return f"(?:{marker(text)}\\s*)?" if strip_ws(text) else ""
-
-
 def anchor(key: str, text: str) -> dict[str, str]:
     """``{key: literal}`` for a marker without whitespace inside (a literal
     streams with no delay), else ``{key_pattern: pattern}`` with flexible whitespace."""
@@ -54,7 +49,7 @@ def call_field(open_pattern: str, close: str | list[str] | None, content: str, *
     in ``extra``; neither: the end of the output), read by ``content``."""
     spec: dict[str, Any] = {"open_pattern": open_pattern}
     if close:
-        spec["close"] = close
+        spec.update(anchor("close", close) if isinstance(close, str) else {"close": close})
     spec.update({"repeats": True, "content": content, "transform": CALL_TRANSFORM, **extra})
     return spec
 
@@ -77,16 +72,9 @@ def json_calls(analysis: TemplateAnalysis) -> dict[str, Any]:
         raise ExportError("the calls' JSON has no name or no arguments member")
     one = {"type": "function", "function": {"name": "{" + fmt.name_field + "}", "arguments": "{" + fmt.args_field + "}"}}
     ends = [strip_ws(m) for m in analysis.turn_end if strip_ws(m)]
-    if strip_ws(fmt.per_call_start):
-        close = marker(fmt.per_call_end) + (f"(?:\\s*{marker(fmt.section_end)})?" if strip_ws(fmt.section_end) else "")
-        opens = anchor("open", fmt.per_call_start) if not strip_ws(fmt.section_start) else {"open_pattern": optional(fmt.section_start) + marker(fmt.per_call_start)}
-        if not strip_ws(fmt.per_call_end):
-            closes = {"close_pattern": ends_pattern(ends)}
-        elif strip_ws(fmt.section_end):
-            closes = {"close_pattern": close}
-        else:
-            closes = anchor("close", fmt.per_call_end)
-        spec = {**opens, **closes, "repeats": True, "content": "json", "transform": _under("content", one)}
+    if strip_ws(fmt.per_call_start):  # (the section markers around the calls are left out: see stray_markers)
+        closes = anchor("close", fmt.per_call_end) if strip_ws(fmt.per_call_end) else _next_call_or_end(fmt.per_call_start, ends)
+        spec = {**anchor("open", fmt.per_call_start), **closes, "repeats": True, "content": "json", "transform": _under("content", one)}
         if fmt.tools_array_wrapped:
             spec.update(transform=one, transform_each=True)
             spec.pop("repeats")
@@ -128,8 +116,12 @@ def _under(root: str, transform: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def ends_pattern(ends: list[str]) -> str:
-    return "|".join([marker(m) for m in ends] + [r"\Z"])
+def _next_call_or_end(call_start: str, ends: list[str]) -> dict[str, str]:
+    """Where a call with no closer of its own ends: before the next call's
+    opener, or at an end-of-turn marker (or at the end of the output, which
+    closes every field: a ``\\Z`` alternative would break streaming)."""
+    alternatives = ([f"(?={marker(call_start)})"] if strip_ws(call_start) else []) + [marker(m) for m in ends]
+    return {"close_pattern": "|".join(alternatives)} if alternatives else {}
 
 
 def tagged_calls(analysis: TemplateAnalysis) -> dict[str, Any]:
@@ -148,8 +140,7 @@ def tagged_calls(analysis: TemplateAnalysis) -> dict[str, Any]:
         suffix = "" if strip_ws(call_id.suffix) == strip_ws(function.name_suffix) else marker(call_id.suffix)
         between = f"(?:\\s*{marker(call_id.prefix)}.*?{suffix})?"
     opened = (
-        optional(fmt.section_start)
-        + marker(fmt.per_call_start)
+        marker(fmt.per_call_start)
         + (r"\s*" if strip_ws(fmt.per_call_start) else "")
         + before
         + marker(function.name_prefix)
@@ -159,14 +150,10 @@ def tagged_calls(analysis: TemplateAnalysis) -> dict[str, Any]:
     )
     end = strip_ws(function.close) or strip_ws(fmt.per_call_end)
     ends = [strip_ws(m) for m in analysis.turn_end if strip_ws(m)]
-    if end:
-        after = [m for m in (fmt.per_call_end, fmt.section_end) if strip_ws(m) and strip_ws(m) != end]
-        close = marker(end) + "".join(f"(?:\\s*{marker(m)})?" for m in after)
-    else:  # nothing closes a call: the next call's opener or the turn's end does
-        close = "|".join([f"(?={marker(fmt.per_call_start)})"] if strip_ws(fmt.per_call_start) else []) or ""
-        close = "|".join(x for x in (close, ends_pattern(ends)) if x)
+    # (a call marker after the closer, and the section's markers, are left out: see stray_markers)
+    closes = {} if end else _next_call_or_end(fmt.per_call_start, ends)
     if fmt.mode is ToolFormat.TAG_WITH_JSON:
-        return call_field(opened, None, "json", close_pattern=close)
+        return call_field(opened, end or None, "json", **closes)
     tag = (
         marker(arguments.name_prefix)
         + KEY
@@ -178,6 +165,23 @@ def tagged_calls(analysis: TemplateAnalysis) -> dict[str, Any]:
     )
     if not strip_ws(arguments.name_prefix) or not strip_ws(arguments.value_suffix):
         raise ExportError("tagged arguments without an argument opener and a value closer: an xml-inline pattern cannot find them")
-    return call_field(opened, None, "xml-inline", close_pattern=close, content_args={"tag_pattern": tag})
+    return call_field(opened, end or None, "xml-inline", **closes, content_args={"tag_pattern": tag})
 
 
+
+
+def stray_markers(analysis: TemplateAnalysis, calls: dict[str, Any]) -> list[str]:
+    """The call markers the ``calls`` field does not open or close at: a
+    section's opener and closer, a per-call closer after the function's.
+    Plain content closes at them, which leaves them out of the message."""
+    fmt, function = analysis.tools.format, analysis.tools.function
+    used = [calls.get("open"), calls.get("close"), calls.get("open_pattern", ""), calls.get("close_pattern", "")]
+    out = []
+    for text in (fmt.section_start, fmt.section_end, fmt.per_call_start, fmt.per_call_end, function.close):
+        m = strip_ws(text)
+        if not m or m in out or any(m == u or (isinstance(u, list) and m in u) for u in used[:2]):
+            continue
+        if any(isinstance(u, str) and marker(m) in u for u in used[2:]):
+            continue
+        out.append(m)
+    return out

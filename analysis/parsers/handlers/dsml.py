@@ -23,7 +23,7 @@ from analysis.messages.tags import (
 from analysis.parsers.builder import argument_set, repeated_calls, tool_functions, typed_value
 from analysis.parsers.handlers.base import Handler, probe_call_render, with_tool_markers
 from analysis.parsers.request import ChatRequest
-from analysis.parsers.response_spec import call_field, marker, optional
+from analysis.parsers.response_spec import call_field, marker
 from analysis.phases.result import TemplateAnalysis, ToolFormat
 from analysis.probing.markers import strip_ws
 from analysis.probing.probes import FUN_A, Prober
@@ -98,10 +98,10 @@ def markup_handler(name: str, dialect: str, section: str) -> Handler:
         """``invoke`` blocks in the section; each ``parameter`` a key and its
         value (``string="false"`` values are JSON: the tools' schema types them)."""
         start, end = analysis.tools.format.section_start or section_start, analysis.tools.format.section_end or section_end
-        opened = optional(start) + marker(invoke) + r'(?P<name>[^"]+)">'
-        closed = marker(invoke_end) + f"(?:\\s*{marker(end)})?"
+        del start, end  # (the section's markers are left out: the content closes at them)
+        opened = marker(invoke) + r'(?P<name>[^"]+)">'
         tag = marker(param) + r'(?P<key>[^"]+)" string="(?:true|false)">(?P<value>.*?)' + marker(param_end)
-        return {"fields": {"tool_calls": call_field(opened, None, "xml-inline", close_pattern=closed, content_args={"tag_pattern": tag})}}
+        return {"fields": {"tool_calls": call_field(opened, invoke_end, "xml-inline", content_args={"tag_pattern": tag})}}
 
     return Handler(name, detect, refine, calls=calls, response_fields=response_fields)
 

@@ -69,7 +69,7 @@ def response_fields(analysis: TemplateAnalysis) -> dict[str, Any]:
     its JSON arguments; the next ``>>>`` or the end of turn closes it.  The
     anchor stops before the prompt's own ``>>>``, which opens the first."""
     ends = [strip_ws(m) for m in analysis.turn_end if strip_ws(m)]
-    closed = "|".join([f"(?={marker(MARK)})"] + [marker(m) for m in ends] + [r"\Z"])
+    closed = "|".join([f"(?={marker(MARK)})"] + [marker(m) for m in ends])
     prompt = strip_ws(analysis.generation_prompt.text)
     anchor = strip_ws(prompt[: prompt.rfind(MARK)]) if MARK in prompt else prompt
     content = {"open_pattern": marker(MARK) + r"\s*all\b", "close_pattern": closed, "content": "text", "repeats": True, "join": ""}

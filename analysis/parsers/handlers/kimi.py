@@ -26,7 +26,7 @@ from analysis.parsers.builder import (
 )
 from analysis.parsers.handlers.base import Handler, probe_call_render, with_tool_markers
 from analysis.parsers.request import ChatRequest, ReasoningFormat, ToolChoice
-from analysis.parsers.response_spec import NAME, call_field, marker, optional
+from analysis.parsers.response_spec import NAME, call_field, marker
 from analysis.phases.result import (
     PrefillOutcome,
     ReasoningAnalysis,
@@ -102,9 +102,8 @@ def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: s
 
 def response_fields(analysis: TemplateAnalysis) -> dict[str, Any]:
     """Calls as ``functions.NAME:IDX`` between the call markers, JSON arguments."""
-    opened = optional(SECTION_START) + marker(CALL_START) + r"\s*(?:functions\.)?" + NAME + r"(?::\d+)?\s*" + marker(ARGS_START)
-    closed = marker(CALL_END) + f"(?:\\s*{marker(SECTION_END)})?"
-    return {"fields": {"tool_calls": call_field(opened, None, "json", close_pattern=closed)}}
+    opened = marker(CALL_START) + r"\s*(?:functions\.)?" + NAME + r"(?::\d+)?\s*" + marker(ARGS_START)
+    return {"fields": {"tool_calls": call_field(opened, CALL_END, "json")}}
 
 
 HANDLER = Handler("kimi-k2", detect, refine, build=build, response_fields=response_fields)

@@ -34,7 +34,7 @@ from analysis.parsers.builder import (
 )
 from analysis.parsers.handlers.base import Handler, probe_call_render, with_tool_markers
 from analysis.parsers.request import ChatRequest, ReasoningFormat, ToolChoice
-from analysis.parsers.response_spec import call_field, marker, optional
+from analysis.parsers.response_spec import call_field, marker
 from analysis.phases.result import (
     ContentMode,
     PrefillOutcome,
@@ -145,10 +145,9 @@ TOKENS = ("<|open|>", "<|sep|>", "<|close|>", END_OF_MESSAGE)
 def response_fields(analysis: TemplateAnalysis) -> dict[str, Any]:
     """Calls and their arguments as XTML blocks (names as written: the
     spec cannot unescape the ``&amp;`` the template writes in names)."""
-    opened = optional(TOOLS_OPEN) + marker(CALL_OPEN) + r'(?P<name>[^"]+)"[^<]*' + marker(SEP)
-    closed = marker(CALL_CLOSE) + f"(?:\\s*{marker(TOOLS_CLOSE)})?"
+    opened = marker(CALL_OPEN) + r'(?P<name>[^"]+)"[^<]*' + marker(SEP)
     tag = marker(ARG_OPEN) + r'(?P<key>[^"]+)"[^<]*' + marker(SEP) + "(?P<value>.*?)" + marker(ARG_CLOSE)
-    return {"fields": {"tool_calls": call_field(opened, None, "xml-inline", close_pattern=closed, content_args={"tag_pattern": tag})}}
+    return {"fields": {"tool_calls": call_field(opened, CALL_CLOSE, "xml-inline", content_args={"tag_pattern": tag})}}
 
 
 HANDLER = Handler(
