@@ -29,7 +29,7 @@ from analysis.parsers.request import ChatRequest
 from analysis.template.loading import load_template
 from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate
 from tests.cli_helpers import assert_clean_error, run_cli
-from tests.conftest import PROJECT_TEMPLATES, needs_shared, zoo_templates
+from tests.conftest import PROJECT_TEMPLATES, ZOO, needs_shared, zoo_templates
 
 REQUEST = ChatRequest([{"role": "user", "content": "Hello"}], tools=[WEATHER_TOOL])
 
@@ -295,3 +295,38 @@ def test_write_replaces_a_response_template_in_place(tmp_path: Path) -> None:
     assert list(data) == ["a", "response_template", "z"] and data["response_template"] == {"version": 1, "fields": {}}
     assert read_response_template(tmp_path / "tokenizer_config.json") == {"version": 1, "fields": {}}
     assert read_response_template(tmp_path / "other.jinja") is None
+
+
+@needs_shared
+@pytest.mark.parametrize("name", ["vllm-tool-xlam_llama.jinja", "vllm-tool-xlam_qwen.jinja"])
+def test_a_bare_json_array_of_calls_reads_the_same(name: str) -> None:
+    """xLAM writes the turn as a JSON array of calls with no marker: the open pattern looks ahead for [{"name"."""
+    hf("transformers.utils.chat_parsing")
+    report = export_checked(_parser(ZOO.parent / "templates-more" / name), REQUEST)
+    assert "one call" in [r.probe for r in report.readings if r.agreement is Agreement.SAME]
+    assert not report.differences
+
+
+# --- without transformers ------------------------------------------------------------------------
+
+
+def test_without_transformers_export_writes_and_says_it_was_not_read_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    import analysis.checks.hf_compare as hf_compare
+
+    monkeypatch.setattr(hf_compare, "transformers_missing", lambda: "reading with transformers needs transformers >= 5.23")
+    result = run_cli("export")
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["version"] == 1
+    assert "not read back by transformers" in result.stderr
+    checked = run_cli("export", "--check")
+    assert "needs transformers" in assert_clean_error(checked, 1)
+
+
+def test_without_transformers_check_of_a_response_template_fails_and_says_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import analysis.checks.checking as checking
+
+    folder = _model_folder(tmp_path, PROJECT_TEMPLATES / "demo.jinja", response_template={"version": 1, "fields": {"content": {}}})
+    monkeypatch.setattr(checking, "transformers_missing", lambda: "reading with transformers needs transformers >= 5.23")
+    result = run_cli("check", str(folder), "--json", "--jobs", "1")
+    assert result.exit_code == 1
+    assert "cannot be checked: reading with transformers needs" in json.loads(result.stdout)["results"][0]["reason"]

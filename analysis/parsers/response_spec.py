@@ -92,7 +92,7 @@ def json_calls(analysis: TemplateAnalysis) -> dict[str, Any]:
         return spec
     # bare JSON: the turn is the call (Llama 3.x)
     first = (fmt.parameter_order or (fmt.name_field,))[0].split(".")[0]
-    spec = {"open_pattern": f'^\\s*(?=[\\[{{]\\s*"{re.escape(first)}")', "content": "json"}
+    spec = {"open_pattern": f'^\\s*(?=(?:\\[\\s*)?\\{{\\s*"{re.escape(first)}")', "content": "json"}
     if ends:
         spec["close"] = ends
     if fmt.tools_array_wrapped:
