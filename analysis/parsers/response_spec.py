@@ -80,26 +80,19 @@ def json_calls(analysis: TemplateAnalysis) -> dict[str, Any]:
             spec.pop("repeats")
         return spec
     if strip_ws(fmt.section_start):
-        spec = {**anchor("open", fmt.section_start), "content": "json"}
-        if strip_ws(fmt.section_end):
-            spec.update(anchor("close", fmt.section_end))
-        elif ends:
-            spec["close"] = ends
-        if fmt.tools_array_wrapped:
-            spec.update(transform=one, transform_each=True)
-        else:
-            spec.update(transform=_under("content", one), repeats=True)
-        return spec
+        closes: dict[str, Any] = dict(anchor("close", fmt.section_end)) if strip_ws(fmt.section_end) else ({"close": ends} if ends else {})
+        return _json_body({**anchor("open", fmt.section_start), **closes}, one, fmt.tools_array_wrapped)
     # bare JSON: the turn is the call (Llama 3.x)
     first = (fmt.parameter_order or (fmt.name_field,))[0].split(".")[0]
-    spec = {"open_pattern": f'^\\s*(?=(?:\\[\\s*)?\\{{\\s*"{re.escape(first)}")', "content": "json"}
-    if ends:
-        spec["close"] = ends
-    if fmt.tools_array_wrapped:
-        spec.update(transform=one, transform_each=True)
-    else:
-        spec.update(transform=_under("content", one), repeats=True)
-    return spec
+    opens = {"open_pattern": f'^\\s*(?=(?:\\[\\s*)?\\{{\\s*"{re.escape(first)}")'}
+    return _json_body({**opens, **({"close": ends} if ends else {})}, one, fmt.tools_array_wrapped)
+
+
+def _json_body(anchors: dict[str, Any], one: dict[str, Any], array: bool) -> dict[str, Any]:
+    """A field whose body is JSON: an array of calls (each transformed), or one call a field (repeated)."""
+    if array:
+        return {**anchors, "content": "json", "transform": one, "transform_each": True}
+    return {**anchors, "content": "json", "transform": _under("content", one), "repeats": True}
 
 
 def _under(root: str, transform: dict[str, Any]) -> dict[str, Any]:
