@@ -80,8 +80,8 @@ def json_calls(analysis: TemplateAnalysis) -> dict[str, Any]:
             spec.pop("repeats")
         return spec
     if strip_ws(fmt.section_start):
-        closes: dict[str, Any] = dict(anchor("close", fmt.section_end)) if strip_ws(fmt.section_end) else ({"close": ends} if ends else {})
-        return _json_body({**anchor("open", fmt.section_start), **closes}, one, fmt.tools_array_wrapped)
+        section_closes: dict[str, Any] = dict(anchor("close", fmt.section_end)) if strip_ws(fmt.section_end) else ({"close": ends} if ends else {})
+        return _json_body({**anchor("open", fmt.section_start), **section_closes}, one, fmt.tools_array_wrapped)
     # bare JSON: the turn is the call (Llama 3.x)
     first = (fmt.parameter_order or (fmt.name_field,))[0].split(".")[0]
     opens = {"open_pattern": f'^\\s*(?=(?:\\[\\s*)?\\{{\\s*"{re.escape(first)}")'}
