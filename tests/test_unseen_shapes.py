@@ -5,13 +5,17 @@ reads back, through the generic mechanism."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
+
+import pytest
 
 from analysis.checks.checking import CheckStatus, check_template
 from analysis.checks.round_trip import ProbeStatus
 from analysis.generation.generate import auto_parser
 from analysis.parsers.request import ChatRequest
 from analysis.template.loading import load_template
-from tests.conftest import PROJECT_TEMPLATES
+from tests.cli_helpers import run_cli
+from tests.conftest import PROJECT_TEMPLATES, ZOO, needs_shared
 
 SMALL = PROJECT_TEMPLATES / "tests"
 
@@ -87,6 +91,7 @@ def test_pythonic_call_lists_without_markers_are_a_generic_format() -> None:
     the calls is content, a "[" in prose is text."""
     from analysis.generation.streaming import stream_output
     from analysis.messages.mapper import accumulate
+    from analysis.messages.mapper import accumulate
     from tests.conftest import WEATHER_TOOLS
 
     parser = auto_parser(load_template(SMALL / "pythonic_list.jinja"))
@@ -118,3 +123,76 @@ def test_a_section_opener_of_two_markers_may_hold_the_turns_text() -> None:
     generated = parser.generate(ChatRequest.from_json({"messages": [{"role": "user", "content": "x"}], "tools": WEATHER_TOOLS}))
     outcome = generated.parse('<|python_start|>Checking.<|python_end|>{"name": "get_weather", "parameters": {"city": "Paris"}}<|eot|>')
     assert outcome.ok and outcome.message.content == "Checking." and json.loads(outcome.message.tool_calls[0].arguments) == {"city": "Paris"}
+
+
+# --- the templates-more collection: what passes, and why the rest cannot ------------------------
+
+MORE = ZOO.parent / "templates-more"
+KNOWN_MORE = Path(__file__).parent / "templates-more-known-failures.json"
+#: per listed template, what its check's failure shows (the cause its reason names)
+MORE_CAUSES = {
+    "functionary-v2.jinja": "all\\n<|content|>",
+    "llamacpp-tencent-Hy3.jinja": "found '<tool_sep:opensource",
+    "vllm-tool-hyperclovax_seed_think_14b.jinja": '"reasoning_content": "-> tool/function_call',
+    "vllm-tool-llama4_pythonic.jinja": 'city="Paris "Île"',
+    "vllm-tool-muse_glimmer.jinja": '"content": "to=get_weather<|message|><atem:function_calls>',
+}
+
+
+@needs_shared
+def test_templates_more_pass_but_the_listed_failures() -> None:
+    """Issue 21: at least 66 of the 71; each failure listed with its reason, and no listed one passes."""
+    result = run_cli("check", str(MORE), "--known-failures", str(KNOWN_MORE), "--json")
+    report = json.loads(result.stdout)
+    assert result.exit_code == 0, report["failures"]
+    assert report["templates"] == 71 and report["passed"] >= 66
+    assert report["fixed"] == []
+    assert set(json.loads(KNOWN_MORE.read_text())) == set(MORE_CAUSES)
+
+
+@needs_shared
+@pytest.mark.parametrize("name", sorted(MORE_CAUSES))
+def test_each_listed_templates_more_failure_shows_its_cause(name: str) -> None:
+    result = run_cli("check", str(MORE / name), "--json")
+    reason = json.loads(result.stdout)["results"][0]["reason"]
+    assert MORE_CAUSES[name] in reason, reason
+
+
+def test_a_closing_tag_before_the_calls_is_not_their_section() -> None:
+    """A turn of calls that begins with </think> (a vLLM DeepSeek V3.1 copy, with no
+    reasoning of its own): the section is <|calls_begin|>, each call <|call_begin|>;
+    two calls read back (they failed: </think> was taken for the section's opener)."""
+    fmt = auto_parser(load_template(SMALL / "closing_tag_calls.jinja")).analysis.tools.format
+    assert (fmt.section_start, fmt.per_call_start, fmt.per_call_end, fmt.section_end) == (
+        "<|calls_begin|>", "<|call_begin|>", "<|call_end|>", "<|calls_end|>"
+    )
+    result = check_template(SMALL / "closing_tag_calls.jinja", "closing_tag_calls.jinja")
+    assert result.status is CheckStatus.OK, result.reason
+    assert "two calls" in {t.probe for t in result.round_trips if t.status is ProbeStatus.OK}
+
+
+def test_calls_opened_by_their_name_tag_follow_text_and_read_cdata() -> None:
+    """MiniCPM5's shape: no section or per-call marker, so the name's tag
+    (<function name=") starts the calls, after text too; a string written as
+    <![CDATA[...]]> is the text inside, streamed as such."""
+    from analysis.generation.streaming import stream_output
+    from analysis.messages.mapper import accumulate
+
+    result = check_template(SMALL / "function_tags.jinja", "function_tags.jinja")
+    assert result.status is CheckStatus.OK, result.reason
+    assert {"text and call", "typed values"} <= {t.probe for t in result.round_trips if t.status is ProbeStatus.OK}
+    tools = [{"type": "function", "function": {"name": "note", "parameters": {"type": "object", "properties": {"text": {"type": "string"}}}}}]
+    generated = auto_parser(load_template(SMALL / "function_tags.jinja")).generate(
+        ChatRequest.from_json({"messages": [{"role": "user", "content": "x"}], "tools": tools})
+    )
+    assert generated.built.trigger == '<function name="'
+    output = 'Sure.<function name="note"><param name="text"><![CDATA[a </param> & <b>]]></param></function>'
+    outcome = generated.parse(output)
+    assert outcome.ok and outcome.message.content == "Sure."
+    assert json.loads(outcome.message.tool_calls[0].arguments) == {"text": "a </param> & <b>"}
+    for size in (1, 3, 7):  # the deltas never show the CDATA markers, and add up to the whole parse
+        deltas, streamed, _ = stream_output(generated, output, size)
+        assert streamed.message == outcome.message and accumulate(deltas) == outcome.message, size
+    # a CDATA section left unclosed ends with the value, as written inside it
+    unclosed = generated.parse('<function name="note"><param name="text"><![CDATA[a & b</param></function>')
+    assert json.loads(unclosed.message.tool_calls[0].arguments) == {"text": "a & b"}

@@ -496,6 +496,10 @@ def _markup(text: str) -> bool:
     return not MARKUP_CHARS.isdisjoint(text)
 
 
+#: XML's character-data section, around a tagged value that holds markup
+CDATA_OPEN, CDATA_CLOSE = "<![CDATA[", "]]>"
+
+
 def _lenient_tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any]) -> Parser:
     """Tagged arguments as parsing reads them: in any order, each optional,
     names not in the schema too.  A value is read by the parameter's schema
@@ -528,6 +532,11 @@ def _lenient_tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any]
     typed_ends = [closer, *openers, function_close] if value_end else [name_prefix, strip_ws(analysis.tools.function.close), *openers]
     value_open = p.optional(_exact(a.value_prefix)) if strip_ws(a.value_prefix) else _exact(a.value_prefix)
     string_value = p.tag(TOOL_ARG_STRING, p.until(*string_ends))
+    if name_prefix.startswith("<"):
+        # XML's escape for text with markup in it: <![CDATA[a <b> & c]]> is the text inside (MiniCPM5);
+        # once the opener is seen the branch cannot fail (a missing "]]>" ends at the value's end)
+        cdata = p.literal(CDATA_OPEN) + p.tag(TOOL_ARG_STRING, p.until(CDATA_CLOSE, *string_ends)) + p.optional(p.literal(CDATA_CLOSE))
+        string_value = p.choice(cdata, string_value)
     # the string keeps its leading whitespace after the last marker before it
     # (GLM writes "</arg_key>\n<arg_value>": the newline belongs to no value)
     string_body = (marker(a.name_suffix) if strip_ws(a.value_prefix) else _exact(a.name_suffix)) + value_open + string_value
@@ -694,7 +703,14 @@ def trigger_marker(analysis: TemplateAnalysis) -> str:
     """The text that starts tool calls (section or first per-call marker), or ""."""
     fmt = analysis.tools.format
     pair = section_pair(analysis)
-    return pair[0] if pair else strip_ws(fmt.section_start) or strip_ws(fmt.per_call_start)
+    marker = pair[0] if pair else strip_ws(fmt.section_start) or strip_ws(fmt.per_call_start)
+    if not marker and fmt.mode is not ToolFormat.JSON_NATIVE:
+        # no section and no per-call marker: a tag that opens with the name starts each call
+        # (MiniCPM5's <function name="...">)
+        name_prefix = strip_ws(analysis.tools.function.name_prefix)
+        if name_prefix.startswith("<"):
+            marker = name_prefix
+    return marker
 
 
 def section_pair(analysis: TemplateAnalysis) -> tuple[str, str] | None:

@@ -289,7 +289,11 @@ def _function_tag(section: str) -> tuple[int, int] | None:
 def _tag_outer_markers(section: str, log: PhaseLog, cmp: Comparison, state: _State) -> None:
     tag = _function_tag(section)
     head_end = tag[0] if tag else section.find(FUN_A)
-    openers, _ = _leading_markers(section[:head_end], 2)
+    openers, _ = _leading_markers(section[:head_end], 3)
+    # a closing tag (</think> a template writes before its calls) closes what came before: it opens nothing
+    while len(openers) > 1 and strip_ws(openers[0]).startswith("</"):
+        openers = openers[1:]
+    openers = openers[:2]
     closers = _trailing_markers(section)
     fmt = state.fmt
     if len(openers) >= 2:
