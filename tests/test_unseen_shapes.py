@@ -91,7 +91,6 @@ def test_pythonic_call_lists_without_markers_are_a_generic_format() -> None:
     the calls is content, a "[" in prose is text."""
     from analysis.generation.streaming import stream_output
     from analysis.messages.mapper import accumulate
-    from analysis.messages.mapper import accumulate
     from tests.conftest import WEATHER_TOOLS
 
     parser = auto_parser(load_template(SMALL / "pythonic_list.jinja"))
