@@ -45,6 +45,7 @@ from peg.combinators import (
     Until,
 )
 from peg.json_scan import JsonStatus, scan_json
+from peg.text import WS, line_column
 
 _SPACE = re.compile(r"[ \t\n\r]*")
 
@@ -115,8 +116,7 @@ class ParseResult:
         """A one-line description of a failure (empty when it succeeded)."""
         if self.status is not Status.FAILURE:
             return ""
-        line = self.text.count("\n", 0, self.furthest) + 1
-        col = self.furthest - (self.text.rfind("\n", 0, self.furthest) + 1) + 1
+        line, col = line_column(self.text, self.furthest)
         expected = ", ".join(sorted(self.expected)) or "nothing more"
         rules = f" (in {' > '.join(self.rule_stack)})" if self.rule_stack else ""
         found = repr(self.text[self.furthest : self.furthest + 12]) if self.furthest < len(self.text) else "end of input"
@@ -288,7 +288,7 @@ def trailing_stops(text: str, stops: tuple[str, ...], start: int, end: int) -> i
     ends ``text[start:end]`` begins; ``end`` when it ends with none."""
     cut = e = end
     while True:
-        while e > start and text[e - 1] in " \t\r\n":
+        while e > start and text[e - 1] in WS:
             e -= 1
         for stop in stops:
             if text.endswith(stop, start, e):

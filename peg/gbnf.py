@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from peg.errors import GrammarError
+from peg.text import line_column
 
 # -- AST --------------------------------------------------------------------
 
@@ -73,14 +74,11 @@ class _Reader:
         self.pos = 0
 
     def where(self, pos: int | None = None) -> str:
-        pos = self.pos if pos is None else pos
-        line = self.text.count("\n", 0, pos) + 1
-        col = pos - (self.text.rfind("\n", 0, pos) + 1) + 1
+        line, col = line_column(self.text, self.pos if pos is None else pos)
         return f"line {line}, column {col}"
 
     def line_col(self, pos: int) -> tuple[int, int]:
-        line = self.text.count("\n", 0, pos) + 1
-        return line, pos - (self.text.rfind("\n", 0, pos) + 1) + 1
+        return line_column(self.text, pos)
 
     def error(self, message: str, pos: int | None = None) -> GrammarError:
         return GrammarError(f"GBNF {self.where(pos)}: {message}")

@@ -33,6 +33,8 @@ from peg.combinators import Literal, Rest, Until
 from peg.engine import ParseResult, Status, held_back, parse, partial_end
 from peg.errors import GrammarError
 from peg.gbnf_out import to_gbnf
+from peg.text import WS as _WS
+from peg.text import line_column
 
 
 @dataclass(frozen=True)
@@ -193,10 +195,10 @@ class Generated:
         if cut >= len(raw):
             return message, False
         shown = message.reasoning_content
-        whole = raw.strip(" \t\r\n")
+        whole = raw.strip(_WS)
         if not whole or not shown.endswith(whole):
             return message, False  # not the message's last reasoning text: leave it
-        kept = (shown[: len(shown) - len(whole)] + raw[:cut].strip(" \t\r\n")).rstrip(" \t\r\n")
+        kept = (shown[: len(shown) - len(whole)] + raw[:cut].strip(_WS)).rstrip(_WS)
         return replace(message, reasoning_content=kept or None), True
 
     def _cut_short(self, output: str, failed: ParseResult, partial: bool) -> ParseOutcome | None:
@@ -233,8 +235,7 @@ class Generated:
         offset = len(self.generation_prompt)
         at = max(result.furthest - offset, 0)
         output = result.text[offset:]
-        line = output.count("\n", 0, at) + 1
-        column = at - (output.rfind("\n", 0, at) + 1) + 1
+        line, column = line_column(output, at)
         expected = ", ".join(sorted(result.expected)) or "end of input"
         found = repr(output[at : at + 20]) if at < len(output) else "end of output"
         rules = f" (in {' > '.join(result.rule_stack)})" if result.rule_stack else ""
@@ -341,7 +342,6 @@ class AutoParser:
         )
 
 
-_WS = " \t\r\n"
 
 
 def with_rest(message: Message, rest: str) -> Message:

@@ -17,6 +17,7 @@ from analysis.messages.tags import REASONING_BLOCK
 from analysis.probing.markers import strip_ws
 from peg.engine import Status
 from peg.gbnf import MatchStatus, read_gbnf
+from peg.text import line_column
 
 
 def constrained_text(generated: Generated, output: str) -> str | None:
@@ -94,6 +95,5 @@ def check_output(generated: Generated, output: str, partial: bool = False) -> Gr
     result = read_gbnf(generated.grammar).match(text)
     fits = result.status is MatchStatus.ACCEPTED or (partial and result.status is MatchStatus.PREFIX)
     at = max(result.position + offset, 0) if result.status is MatchStatus.REJECTED else len(output)
-    line = output.count("\n", 0, at) + 1
-    column = at - (output.rfind("\n", 0, at) + 1) + 1
+    line, column = line_column(output, at)
     return GrammarFit(fits, max(offset, 0), result.status, at, line, column, result.expected)

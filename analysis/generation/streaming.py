@@ -47,8 +47,8 @@ from analysis.messages.tags import (
 from peg.combinators import Json, Rest, Until
 from peg.engine import ParseResult, Status, TagNode, held_back, parse
 from peg.json_stream import IncrementalJson, JsonProgress
+from peg.text import WS as _WS
 
-_WS = " \t\r\n"
 #: the captures that are themselves a message field (the tagged string value
 #: feeds the call's arguments)
 _FIELDS = (CONTENT, REASONING, TOOL_ARGS, TOOL_ARG_STRING)

@@ -43,8 +43,8 @@ from analysis.messages.tags import (
     TOOL_NAME,
 )
 from peg.engine import ParseResult, TagNode
+from peg.text import WS as _WS
 
-_WS = " \t\r\n"
 _PY_LITERALS = {"True": "true", "False": "false", "None": "null"}
 
 

@@ -41,8 +41,7 @@ from analysis.phases.result import (
 from analysis.probing.markers import MARKER_RE, MARKUP_CHARS, strip_ws
 from peg import combinators as p
 from peg.combinators import UNBOUNDED, Parser
-
-_WS = " \t\r\n"
+from peg.text import WS as _WS
 
 
 @dataclass(frozen=True)

@@ -50,8 +50,7 @@ from analysis.probing.probes import (
     tool_call,
 )
 from analysis.template.rendering import RenderRequest
-
-_WS = " \t\r\n"
+from peg.text import WS as _WS
 
 
 def _calls(*calls: dict[str, Any]) -> RenderRequest:

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import re
 
+from peg.text import WS as _WS
+
 MARKER_RE = re.compile(r"<[^<>\n]*>|\[[^\[\]\n]*\]|◁[^◁▷\n]*▷")
 #: Text holding one of these is markup (``<function=``, ``>``, ``[TOOL_CALLS]``,
 #: ``<|channel|>``, ``<｜tool▁sep｜>``); plain words such as harmony's
 #: ``functions.`` are text a model may write in prose and a tokenizer splits.
 MARKUP_CHARS = frozenset("<>[]|◁▷｜")
-_WS = " \t\r\n"
 
 
 def first_marker(text: str) -> re.Match[str] | None:
