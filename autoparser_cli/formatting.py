@@ -18,7 +18,8 @@ if TYPE_CHECKING:
     from analysis.checks.checking import TemplateCheck
     from analysis.checks.hf_compare import ProbeReading
     from analysis.checks.round_trip import RoundTrip
-    from analysis.generation.generate import Generated, Trigger
+    from analysis.generation.generated import Generated
+    from analysis.generation.results import Trigger
     from analysis.messages.mapper import Delta, Message
     from analysis.phases.result import TemplateAnalysis
     from analysis.probing.probes import Comparison

@@ -206,7 +206,8 @@ def analyze(
     import json
 
     from analysis.fixtures import WEATHER_TOOL
-    from analysis.generation.generate import AutoParser, cached_analysis
+    from analysis.generation.analysis_cache import cached_analysis
+    from analysis.generation.generator import AutoParser
     from analysis.parsers.request import ChatRequest
     from analysis.template.loading import load_template
     from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate
@@ -285,7 +286,7 @@ def grammar(
     Exit status: 0 printed (with --check: the output fits), 1 it does not fit, 2 bad input.
     """
     from analysis.fixtures import WEATHER_TOOL
-    from analysis.generation.generate import auto_parser
+    from analysis.generation.generator import auto_parser
     from analysis.generation.grammar_check import check_output
     from analysis.parsers.request import ChatRequest
     from analysis.template.loading import load_template
@@ -387,7 +388,7 @@ def parse(
     import json
 
     from analysis.generation.call_check import call_problems
-    from analysis.generation.generate import auto_parser
+    from analysis.generation.generator import auto_parser
     from analysis.generation.hints import parse_hints
     from analysis.generation.streaming import StreamParser
     from analysis.template.loading import load_template
@@ -690,7 +691,7 @@ def export(
     from analysis.checks.hf_compare import export_checked
     from analysis.export.tokenizer_config import config_path, write_response_template
     from analysis.fixtures import WEATHER_TOOL
-    from analysis.generation.generate import AutoParser
+    from analysis.generation.generator import AutoParser
     from analysis.parsers.request import ChatRequest
     from analysis.template.loading import load_template
     from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate

@@ -75,7 +75,8 @@ def command_line(command: str, templates: list[Path]) -> None:
 
 def in_process(templates: list[Path]) -> None:
     from analysis import disk_cache
-    from analysis.generation.generate import _CACHE, AutoParser, cached_analysis
+    from analysis.generation.analysis_cache import _CACHE, cached_analysis
+    from analysis.generation.generator import AutoParser
     from analysis.parsers.request import ChatRequest
     from analysis.template.loading import load_template
     from analysis.template.render_worker import worker

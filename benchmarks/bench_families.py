@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from analysis.generation.generate import AutoParser
+from analysis.generation.generator import AutoParser
 from analysis.parsers.request import ChatRequest
 from analysis.template.loading import load_template
 from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import time
 
-from analysis.generation.generate import AutoParser
+from analysis.generation.generator import AutoParser
 from analysis.generation.streaming import StreamParser
 from analysis.parsers.request import ChatRequest
 from analysis.template.builtin import demo_template_path

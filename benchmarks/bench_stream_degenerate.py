@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from analysis.generation.generate import auto_parser
+from analysis.generation.generator import auto_parser
 from analysis.generation.streaming import StreamParser
 from analysis.parsers.builder import trigger_marker
 from analysis.parsers.request import ChatRequest

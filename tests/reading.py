@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from functools import cache
 
-from analysis.generation.generate import AutoParser, Generated
+from analysis.generation.generated import Generated
+from analysis.generation.generator import AutoParser
 from analysis.generation.streaming import stream_output
 from analysis.messages.mapper import accumulate
 from analysis.parsers.request import ChatRequest

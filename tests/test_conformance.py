@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from analysis.checks.conformance import CaseRunner
-from analysis.generation.generate import Generated
+from analysis.generation.generated import Generated
 from analysis.generation.grammar_check import constrained_text
 from analysis.generation.streaming import StreamParser
 from analysis.messages.mapper import Message, accumulate

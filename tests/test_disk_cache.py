@@ -13,8 +13,8 @@ import pytest
 
 from analysis import disk_cache
 from analysis.errors import TemplateSyntaxError
+from analysis.generation.analysis_cache import _CACHE, cached_analysis
 from analysis.generation.analyzer import analyze_template
-from analysis.generation.generate import _CACHE, cached_analysis
 from analysis.template.loading import load_template
 from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate
 from analysis.template.sandbox import RenderLimits, compile_template

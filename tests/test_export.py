@@ -24,7 +24,7 @@ from analysis.export.tokenizer_config import (
     write_response_template,
 )
 from analysis.fixtures import WEATHER_TOOL
-from analysis.generation.generate import AutoParser
+from analysis.generation.generator import AutoParser
 from analysis.parsers.request import ChatRequest
 from analysis.template.loading import load_template
 from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate

@@ -120,7 +120,7 @@ def _zoo_renders() -> list[tuple[str, Any, str]]:
     tool calls: the template's own rendering of a call, cut where it parses back
     (with a line of text before it when the template renders that too)."""
     from analysis.checks.round_trip import TYPED_TOOL, USER, _rendered_calls, cut_ends
-    from analysis.generation.generate import AutoParser
+    from analysis.generation.generator import AutoParser
     from analysis.phases.result import ToolFormat
     from analysis.template.loading import load_template
     from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from analysis.generation.analyzer import analyze_template
-from analysis.generation.generate import AutoParser
+from analysis.generation.generator import AutoParser
 from analysis.messages.pyliteral import py_to_json
 from analysis.parsers.handlers.gemma4 import gemma_to_json, gemma_value
 from analysis.parsers.request import ChatRequest

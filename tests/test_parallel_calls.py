@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from analysis.checks.round_trip import _ID_STYLES, CALL_SETS, _rendered_calls, cut_ends
-from analysis.generation.generate import AutoParser
+from analysis.generation.generator import AutoParser
 from analysis.generation.hints import parse_hints
 from analysis.generation.streaming import stream_output
 from analysis.messages.mapper import accumulate

@@ -8,7 +8,8 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis.generation.generate import AutoParser, Generated
+from analysis.generation.generated import Generated
+from analysis.generation.generator import AutoParser
 from analysis.generation.streaming import StreamParser, stream_output
 from analysis.messages.mapper import Message, NotAnExtension, accumulate, message_deltas
 from analysis.parsers.request import ChatRequest
@@ -219,7 +220,7 @@ def test_chunked_randomly_on_every_small_template() -> None:
 
 
 def test_analysis_cache_reuses_and_is_bounded(monkeypatch) -> None:
-    from analysis.generation import generate as generation
+    from analysis.generation import analysis_cache as generation
     from analysis.template.loading import LoadedTemplate
 
     monkeypatch.setattr(generation, "CACHE_SIZE", 2)
@@ -251,7 +252,7 @@ def test_a_long_lived_parser_renders_a_prompt_per_request_past_one_budget(monkey
     """The template's CPU and output budgets cover one command; a server that
     generates a prompt per request with one AutoParser gets a budget per
     request (the budgets added up and ran out after a few thousand requests)."""
-    from analysis.generation.generate import AutoParser
+    from analysis.generation.generator import AutoParser
     from analysis.parsers.request import ChatRequest
     from analysis.template.loading import load_template
     from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate

@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from analysis.generation.generate import auto_parser
+from analysis.generation.generator import auto_parser
 from analysis.generation.streaming import stream_output
 from analysis.messages.mapper import accumulate
 from analysis.parsers.builder import turn_end_markers

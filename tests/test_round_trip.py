@@ -16,7 +16,7 @@ import pytest
 
 from analysis.checks.round_trip import RoundTrip, round_trips
 from analysis.generation.analyzer import analyze_template
-from analysis.generation.generate import AutoParser
+from analysis.generation.generator import AutoParser
 from analysis.parsers.request import ChatRequest
 from analysis.template.loading import LoadedTemplate, load_template
 from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate

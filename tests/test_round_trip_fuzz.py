@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from analysis.checks.round_trip import TYPED_TOOL, USER, _calls_probe, _rendered_calls, cut_ends
-from analysis.generation.generate import AutoParser
+from analysis.generation.generator import AutoParser
 from analysis.generation.streaming import StreamParser
 from analysis.messages.mapper import accumulate
 from analysis.parsers.request import ChatRequest

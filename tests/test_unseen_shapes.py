@@ -11,7 +11,7 @@ import pytest
 
 from analysis.checks.checking import CheckStatus, check_template
 from analysis.checks.round_trip import ProbeStatus
-from analysis.generation.generate import auto_parser
+from analysis.generation.generator import auto_parser
 from analysis.parsers.request import ChatRequest
 from analysis.template.loading import load_template
 from tests.cli_helpers import run_cli

@@ -27,7 +27,8 @@ from analysis.checks.round_trip import ProbeStatus, RoundTrip, round_trips
 from analysis.errors import InputError, TemplateLoadError, TemplateRenderError, one_line
 from analysis.export.hf_reading import check_loadable, transformers_missing
 from analysis.export.tokenizer_config import read_response_template
-from analysis.generation.generate import AutoParser, cached_analysis
+from analysis.generation.analysis_cache import cached_analysis
+from analysis.generation.generator import AutoParser
 from analysis.phases.result import TemplateAnalysis
 from analysis.template.loading import DEFAULT_VARIANT, load_source, load_template
 from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate, RenderRequest

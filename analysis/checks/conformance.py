@@ -22,7 +22,8 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
 from analysis.errors import InputError
-from analysis.generation.generate import AutoParser, Generated, auto_parser
+from analysis.generation.generated import Generated
+from analysis.generation.generator import AutoParser, auto_parser
 from analysis.generation.grammar_check import check_output
 from analysis.generation.streaming import StreamParser
 from analysis.messages.mapper import Delta, Message, NotAnExtension, accumulate, message_deltas

@@ -24,7 +24,7 @@ from analysis.export.response_template import response_template
 from analysis.messages.mapper import Message
 
 if TYPE_CHECKING:
-    from analysis.generation.generate import AutoParser
+    from analysis.generation.generator import AutoParser
     from analysis.parsers.request import ChatRequest
 
 

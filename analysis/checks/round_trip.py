@@ -31,7 +31,8 @@ from analysis.template.rendering import ChatTemplate, RenderRequest
 from peg.errors import AutoparserError
 
 if TYPE_CHECKING:
-    from analysis.generation.generate import AutoParser, Generated
+    from analysis.generation.generated import Generated
+    from analysis.generation.generator import AutoParser
 
 USER = {"role": "user", "content": "What is the weather in Paris?"}
 REPLY = "It is sunny in Paris today."

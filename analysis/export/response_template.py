@@ -34,7 +34,7 @@ from analysis.phases.result import (
 from analysis.probing.markers import strip_ws
 
 if TYPE_CHECKING:
-    from analysis.generation.generate import Generated
+    from analysis.generation.generated import Generated
 
 #: the spec's version this module writes (transformers 5.23 reads version 1)
 VERSION = 1

@@ -10,28 +10,24 @@ from typing import TYPE_CHECKING
 from analysis._lazy import lazy_getattr
 
 if TYPE_CHECKING:
+    from analysis.generation.analysis_cache import cached_analysis
     from analysis.generation.analyzer import analyze_template
     from analysis.generation.call_check import call_problems
-    from analysis.generation.generate import (
-        AutoParser,
-        Generated,
-        ParseOutcome,
-        Trigger,
-        auto_parser,
-        cached_analysis,
-    )
+    from analysis.generation.generated import Generated
+    from analysis.generation.generator import AutoParser, auto_parser
     from analysis.generation.grammar_check import GrammarFit, check_output
     from analysis.generation.hints import parse_hints
+    from analysis.generation.results import ParseOutcome, Trigger
     from analysis.generation.streaming import StreamParser, stream_output
 
 _EXPORTS = {
     "analyze_template": "analyzer",
-    "cached_analysis": "generate",
-    "AutoParser": "generate",
-    "auto_parser": "generate",
-    "Generated": "generate",
-    "ParseOutcome": "generate",
-    "Trigger": "generate",
+    "cached_analysis": "analysis_cache",
+    "AutoParser": "generator",
+    "auto_parser": "generator",
+    "Generated": "generated",
+    "ParseOutcome": "results",
+    "Trigger": "results",
     "StreamParser": "streaming",
     "stream_output": "streaming",
     "parse_hints": "hints",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from analysis.generation.generate import Generated
+from analysis.generation.generated import Generated
 from analysis.messages.tags import REASONING_BLOCK
 from analysis.probing.markers import strip_ws
 from peg.engine import Status

@@ -10,7 +10,8 @@ the request has no tools.  Each hint is a sentence; the CLI prints them.
 
 from __future__ import annotations
 
-from analysis.generation.generate import Generated, ParseOutcome
+from analysis.generation.generated import Generated
+from analysis.generation.results import ParseOutcome
 from analysis.parsers.builder import trigger_marker
 
 

@@ -18,7 +18,9 @@ from json.encoder import (
     encode_basestring as _encode_string,  # json.dumps(s, ensure_ascii=False) of a str
 )
 
-from analysis.generation.generate import Generated, ParseOutcome, unshown_from, with_rest
+from analysis.generation.generated import Generated
+from analysis.generation.results import ParseOutcome
+from analysis.generation.shown_text import unshown_from, with_rest
 from analysis.messages.hooks import DROP, OutputHooks
 from analysis.messages.mapper import (
     Delta,

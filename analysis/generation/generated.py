@@ -1,65 +1,29 @@
-"""Generation: from a template and a request to prompt, parser, grammar and triggers.
-
-:class:`AutoParser` holds a template and its (cached) analysis; ``generate``
-costs one prompt render and a parser build per request.  The :class:`Generated`
-result parses outputs whole (:meth:`Generated.parse`) or streamed
-(:meth:`Generated.stream`).
-"""
+"""What generation produces for one request (:class:`Generated`): the prompt,
+the parser and, made on first use, the grammar and its triggers; and the
+policy that turns a parse into an outcome (a partial output's held-back
+reasoning, an output cut short, a failure kept whole as content)."""
 
 from __future__ import annotations
 
-import functools
-import pickle
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from pathlib import Path
 from typing import Any
 
-from analysis import disk_cache
+from analysis.generation.results import ParseOutcome, Trigger
+from analysis.generation.shown_text import unshown_from, with_rest
 from analysis.messages.hooks import GENERIC, OutputHooks
 from analysis.messages.mapper import Message, map_result
-from analysis.messages.tags import REASONING, REASONING_BLOCK, TOOL, TOOL_NAME
-from analysis.parsers.builder import BuiltParser, build_parser
-from analysis.parsers.handlers import handler_named
-from analysis.parsers.prompting import Prompt, build_prompt
+from analysis.messages.tags import REASONING, REASONING_BLOCK
+from analysis.parsers.builder import BuiltParser
+from analysis.parsers.prompting import Prompt
 from analysis.parsers.request import ChatRequest, ReasoningFormat, ToolChoice
-from analysis.phases.reasoning import prefill_outcome
 from analysis.phases.result import PrefillOutcome, TemplateAnalysis
-from analysis.probing.caps import Capabilities
-from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate
-from peg.combinators import Literal, Rest, Until
-from peg.engine import ParseResult, Status, held_back, parse, partial_end
+from peg.engine import ParseResult, Status, held_back, parse
 from peg.errors import GrammarError
 from peg.gbnf_out import to_gbnf
 from peg.text import WS as _WS
 from peg.text import line_column
-
-
-@dataclass(frozen=True)
-class Trigger:
-    """What switches a lazy grammar on: ``word`` (1), ``pattern`` (2), ``full pattern`` (3)."""
-
-    type: int
-    value: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"type": self.type, "value": self.value}
-
-
-@dataclass(frozen=True)
-class ParseOutcome:
-    """A parsed message; ``ok`` is False when the output did not fit the format
-    (the message then holds the whole output as content and ``warning`` says
-    where parsing stopped)."""
-
-    message: Message
-    ok: bool
-    warning: str = ""
-    need_more: bool = False
-    #: on a failure, the output's line where parsing stopped, with a caret under the place
-    excerpt: str = ""
 
 
 @dataclass(frozen=True)
@@ -278,151 +242,3 @@ def _grammar(built: BuiltParser, request: ChatRequest) -> tuple[str, bool, tuple
     else:
         triggers = (Trigger(1, built.trigger),)
     return grammar, lazy, triggers, ""
-
-
-class AutoParser:
-    """A template with its analysis, ready to generate parsers for requests."""
-
-    def __init__(self, template: ChatTemplate, analysis: TemplateAnalysis | None = None):
-        self.template = template
-        self.analysis = analysis or cached_analysis(template)
-        #: the dedicated handler that owns the template, if any (found once)
-        self.handler = handler_named(self.analysis.specialized) if self.analysis.specialized else None
-        #: a request was generated: the next starts the template's budget afresh
-        #: (one command spends one budget, analysis and its request together)
-        self._generated = False
-
-    @property
-    def caps(self) -> Capabilities:
-        return self.analysis.caps
-
-    def generate(self, request: ChatRequest) -> Generated:
-        """Prompt, parser, grammar, triggers and preserved tokens for ``request``."""
-        handler = self.handler
-        if handler is not None and handler.adapt_request is not None:
-            request = handler.adapt_request(request)
-        if self._generated:  # a later request's prompt renders under a budget of its own
-            self.template.new_budget()
-        self._generated = True
-        prompt = build_prompt(self.template, self.caps, request, self.analysis.reasoning, self.analysis.content.start)
-        own = len(prompt.continued_text)
-        template_part = prompt.generation_prompt[: len(prompt.generation_prompt) - own] if own else prompt.generation_prompt
-        prefill = prefill_outcome(template_part, self.analysis.reasoning)  # the continued text is the model's
-        strict: Callable[[], BuiltParser] | None = None
-        if handler is not None and handler.build is not None:
-            built = handler.build(self.analysis, request, prompt.generation_prompt, prompt.continued_text, prefill)
-            strict = functools.partial(
-                handler.build, self.analysis, request, prompt.generation_prompt, prompt.continued_text, prefill, for_grammar=True
-            )
-        else:
-            calls = handler.calls if handler is not None else None
-            built = build_parser(self.analysis, request, prompt.generation_prompt, prompt.continued_text, prefill, calls)
-            if request.has_tools or request.json_schema is not None:
-                # the grammar constrains arguments by the schema and markers exactly, and
-                # takes no end-of-turn markers (the engine stops there); the parser stays lenient
-                strict = functools.partial(
-                    build_parser,
-                    self.analysis,
-                    request,
-                    prompt.generation_prompt,
-                    prompt.continued_text,
-                    prefill,
-                    calls,
-                    for_grammar=True,
-                )
-        return Generated(
-            self.analysis,
-            request,
-            prompt,
-            prefill,
-            built,
-            self.analysis.preserved_tokens,
-            handler.output if handler is not None else GENERIC,
-            strict,
-        )
-
-
-
-
-def with_rest(message: Message, rest: str) -> Message:
-    """``message`` with ``rest`` of the output, as written, after its content."""
-    if not rest:
-        return message
-    return replace(message, content=message.content + rest if message.content else rest.lstrip(_WS))
-
-
-def unshown_from(result: ParseResult, hooks: OutputHooks, floor: int) -> int:
-    """Where the text that ``result``'s message does not show begins (not before
-    ``floor``, the end of the generation prompt): a call still being named
-    (shown once its name is complete) with the markers before it since the last
-    capture (a section's opening), a marker cut short at the very end (or text
-    held back as the possible start of one), or the whitespace the message
-    trims at the end."""
-    end = len(result.text)
-    if result.frontier is not None and isinstance(result.frontier[0], Literal):
-        end = min(end, result.frontier[1])
-    elif result.frontier is not None and isinstance(result.frontier[0], (Until, Rest)):
-        # the end of the text, held back as the possible start of a delimiter or a trailing stop
-        end = min(end, partial_end(result.frontier[0], result.text, result.frontier[1]))
-    unshown = [n for n in result.find(TOOL) if not n.complete and not (n.find(TOOL_NAME) and n.find(TOOL_NAME)[0].complete)]
-    for name in hooks.message_tags:
-        unshown += [n for n in result.find(name) if not n.complete and hooks.route(n, False).text is None]
-    for node in unshown:
-        before = [other.end for other in result.tree if other.end <= node.start]
-        end = min(end, max([floor, *before]))
-    while end > floor and result.text[end - 1] in _WS:
-        end -= 1
-    return max(end, floor)
-
-
-#: analyses kept by :func:`cached_analysis` (the least recently used goes first)
-CACHE_SIZE = 128
-_CACHE: OrderedDict[str, TemplateAnalysis] = OrderedDict()
-
-
-def cached_analysis(template: ChatTemplate, enable_thinking: bool = True) -> TemplateAnalysis:
-    """The template's analysis, computed once per template source (and name,
-    bos/eos, limits and ``enable_thinking``): the last :data:`CACHE_SIZE` are
-    kept in memory and, for templates rendered with the frozen clock, in the
-    disk cache (:mod:`analysis.disk_cache`; analyses with degraded phases are
-    not written there, as a phase may have degraded by a CPU limit)."""
-    t = template.template
-    key = disk_cache.entry_key(
-        "analysis", t.source, t.bos_token, t.eos_token, t.name, str(enable_thinking), repr(template.limits)
-    )
-    found = _CACHE.get(key)
-    if found is not None:
-        _CACHE.move_to_end(key)
-        return found
-    # the real clock puts the day's date in prompts: only the frozen one is kept
-    folder = disk_cache.cache_dir() if template.clock is FROZEN_CLOCK else None
-    analysis = _disk_analysis(key, folder)
-    if analysis is None:
-        from analysis.generation.analyzer import analyze_template  # the phases: only on a miss
-
-        analysis = analyze_template(template, enable_thinking)
-        if not analysis.degraded:
-            disk_cache.store("analysis", key, pickle.dumps(analysis, pickle.HIGHEST_PROTOCOL), folder)
-    _CACHE[key] = analysis
-    while len(_CACHE) > CACHE_SIZE:
-        _CACHE.popitem(last=False)
-    return analysis
-
-
-def _disk_analysis(key: str, folder: Path | None) -> TemplateAnalysis | None:
-    data = disk_cache.load("analysis", key, folder)
-    if data is None:
-        return None
-    try:
-        found = pickle.loads(data)
-    except Exception:  # noqa: BLE001 - any unreadable entry is a miss
-        found = None
-    if not isinstance(found, TemplateAnalysis):
-        disk_cache.forget("analysis", key, folder)
-        return None
-    return found
-
-
-def auto_parser(loaded: Any) -> AutoParser:
-    """An :class:`AutoParser` for a loaded template (rendered with the frozen clock)."""
-    return AutoParser(ChatTemplate(loaded, clock=FROZEN_CLOCK))

@@ -1,0 +1,87 @@
+""":class:`AutoParser`: a template with its (cached) analysis; ``generate``
+costs one prompt render and a parser build per request."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from analysis.generation.analysis_cache import cached_analysis
+from analysis.generation.generated import Generated
+from analysis.messages.hooks import GENERIC
+from analysis.parsers.builder import BuiltParser, build_parser
+from analysis.parsers.handlers import handler_named
+from analysis.parsers.prompting import build_prompt
+from analysis.parsers.request import ChatRequest
+from analysis.phases.reasoning import prefill_outcome
+from analysis.phases.result import TemplateAnalysis
+from analysis.probing.caps import Capabilities
+from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate
+
+
+class AutoParser:
+    """A template with its analysis, ready to generate parsers for requests."""
+
+    def __init__(self, template: ChatTemplate, analysis: TemplateAnalysis | None = None):
+        self.template = template
+        self.analysis = analysis or cached_analysis(template)
+        #: the dedicated handler that owns the template, if any (found once)
+        self.handler = handler_named(self.analysis.specialized) if self.analysis.specialized else None
+        #: a request was generated: the next starts the template's budget afresh
+        #: (one command spends one budget, analysis and its request together)
+        self._generated = False
+
+    @property
+    def caps(self) -> Capabilities:
+        return self.analysis.caps
+
+    def generate(self, request: ChatRequest) -> Generated:
+        """Prompt, parser, grammar, triggers and preserved tokens for ``request``."""
+        handler = self.handler
+        if handler is not None and handler.adapt_request is not None:
+            request = handler.adapt_request(request)
+        if self._generated:  # a later request's prompt renders under a budget of its own
+            self.template.new_budget()
+        self._generated = True
+        prompt = build_prompt(self.template, self.caps, request, self.analysis.reasoning, self.analysis.content.start)
+        own = len(prompt.continued_text)
+        template_part = prompt.generation_prompt[: len(prompt.generation_prompt) - own] if own else prompt.generation_prompt
+        prefill = prefill_outcome(template_part, self.analysis.reasoning)  # the continued text is the model's
+        strict: Callable[[], BuiltParser] | None = None
+        if handler is not None and handler.build is not None:
+            built = handler.build(self.analysis, request, prompt.generation_prompt, prompt.continued_text, prefill)
+            strict = functools.partial(
+                handler.build, self.analysis, request, prompt.generation_prompt, prompt.continued_text, prefill, for_grammar=True
+            )
+        else:
+            calls = handler.calls if handler is not None else None
+            built = build_parser(self.analysis, request, prompt.generation_prompt, prompt.continued_text, prefill, calls)
+            if request.has_tools or request.json_schema is not None:
+                # the grammar constrains arguments by the schema and markers exactly, and
+                # takes no end-of-turn markers (the engine stops there); the parser stays lenient
+                strict = functools.partial(
+                    build_parser,
+                    self.analysis,
+                    request,
+                    prompt.generation_prompt,
+                    prompt.continued_text,
+                    prefill,
+                    calls,
+                    for_grammar=True,
+                )
+        return Generated(
+            self.analysis,
+            request,
+            prompt,
+            prefill,
+            built,
+            self.analysis.preserved_tokens,
+            handler.output if handler is not None else GENERIC,
+            strict,
+        )
+
+
+def auto_parser(loaded: Any) -> AutoParser:
+    """An :class:`AutoParser` for a loaded template (rendered with the frozen clock)."""
+    return AutoParser(ChatTemplate(loaded, clock=FROZEN_CLOCK))
