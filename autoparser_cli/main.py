@@ -541,21 +541,12 @@ def check(
     """
     from rich.text import Text
 
-    from analysis.checks.checking import (
-        CheckStatus,
-        check_templates,
-        find_templates,
-        lock_differences,
-        lock_entry,
-        lock_text,
-        read_known_failures,
-        read_lock,
-        shard,
-        unique_names,
-        with_variants,
-    )
+    from analysis.checks.checking import CheckStatus, check_templates
     from analysis.checks.conformance import CaseRunner, load_cases
+    from analysis.checks.discovery import find_templates, shard, unique_names, with_variants
     from analysis.checks.hf_compare import Agreement
+    from analysis.checks.known_failures import read_known_failures
+    from analysis.checks.lock import lock_differences, lock_entry, lock_text, read_lock
     from analysis.checks.round_trip import ProbeStatus
     from analysis.template.builtin import templates_dir
     from analysis.userio import ensure_writable, write_atomic

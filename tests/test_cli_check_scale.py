@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.checks.checking import shard
+from analysis.checks.discovery import shard
 from analysis.errors import InputError
 from tests.cli_helpers import assert_clean_error, run_cli
 from tests.conftest import PROJECT_TEMPLATES

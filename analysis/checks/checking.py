@@ -1,22 +1,21 @@
-"""Checking template collections: discovery, per-template status, lock files.
+"""Checking templates: each one's status (ok, degraded, failed) and the run over many.
 
-``find_templates`` walks files and folders for chat templates; ``check_template``
-analyses one, runs the round-trip probes (its own renderings must parse back)
-and says ok / degraded / failed; a lock file records each
-analysis (sorted, stable JSON) so that a later run can report, field by field,
-what changed.
+``check_template`` analyses one, runs the round-trip probes (its own renderings
+must parse back) and, when its model folder carries a ``response_template``,
+transformers' reading of them; ``check_templates`` runs many in processes.
+Finding them is :mod:`analysis.checks.discovery`, lock files
+:mod:`analysis.checks.lock`, known failures :mod:`analysis.checks.known_failures`.
 """
 
 from __future__ import annotations
 
 import enum
-import json
 import multiprocessing
 import os
 import signal
 import time
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -24,46 +23,15 @@ from typing import Any
 
 from analysis.checks.hf_compare import Agreement, ProbeReading, compare_readings
 from analysis.checks.round_trip import ProbeStatus, RoundTrip, round_trips
-from analysis.errors import InputError, TemplateLoadError, TemplateRenderError, one_line
+from analysis.errors import TemplateRenderError, one_line
 from analysis.export.hf_reading import check_loadable, transformers_missing
 from analysis.export.tokenizer_config import read_response_template
 from analysis.generation.analysis_cache import cached_analysis
 from analysis.generation.generator import AutoParser
 from analysis.phases.result import TemplateAnalysis
-from analysis.template.loading import DEFAULT_VARIANT, load_source, load_template
+from analysis.template.loading import load_template
 from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate, RenderRequest
-from analysis.userio import loads, read_text
 from peg.errors import AutoparserError
-
-TEMPLATE_FILE_NAMES = ("tokenizer_config.json", "chat_template.json")
-_SEPARATE_FILES = ("chat_template.jinja", "chat_template.json")
-
-
-def _is_template_file(path: Path) -> bool:
-    return path.name.endswith((".jinja", ".gguf")) or path.name in TEMPLATE_FILE_NAMES
-
-
-def find_templates(paths: Iterable[Path]) -> list[Path]:
-    """Every template under ``paths``: ``.jinja``, ``tokenizer_config.json``,
-    ``chat_template.json`` and ``.gguf`` files, recursively, sorted.  In a model
-    folder with a separate chat template file, ``tokenizer_config.json`` is
-    skipped (the separate file wins, as in transformers)."""
-    found: set[Path] = set()
-    for path in paths:
-        if not path.exists():
-            raise TemplateLoadError(f"{path}: no such file or folder")
-        if path.is_file() and not _is_template_file(path):
-            raise InputError(
-                f"{path}: not a template file (expected .jinja, .gguf, tokenizer_config.json or chat_template.json)"
-            )
-        candidates = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]
-        for candidate in candidates:
-            name = candidate.name
-            if _is_template_file(candidate):
-                if name == "tokenizer_config.json" and any((candidate.parent / s).is_file() for s in _SEPARATE_FILES):
-                    continue
-                found.add(candidate)
-    return sorted(found)
 
 
 class CheckStatus(str, enum.Enum):
@@ -116,43 +84,6 @@ class TemplateCheck:
     def passed(self) -> bool:
         """Degraded analyses pass (they are reported); failures do not."""
         return self.status != CheckStatus.FAILED
-
-
-def display_name(path: Path, roots: Iterable[Path]) -> str:
-    """``path`` relative to the root it was found under (posix style)."""
-    for root in roots:
-        base = root if root.is_dir() else root.parent
-        try:
-            return path.relative_to(base).as_posix()
-        except ValueError:
-            continue
-    return path.as_posix()
-
-
-def unique_names(paths: Sequence[Path], roots: Sequence[Path]) -> dict[Path, str]:
-    """A name per template, unique across every root: relative to its root
-    when that is unique (``GLM-4.6.jinja``), else relative to the roots' common
-    folder (``a/GLM-4.6.jinja`` and ``b/GLM-4.6.jinja``).  Lock entries and
-    reports are keyed by these names."""
-    names = {path: display_name(path, roots) for path in paths}
-    if len(set(names.values())) == len(names):
-        return names
-    resolved = {path: path.resolve() for path in paths}
-    common = Path(os.path.commonpath([str(r.parent) for r in resolved.values()]))
-    return {path: resolved[path].relative_to(common).as_posix() for path in paths}
-
-
-def shard(paths: Sequence[Path], spec: str) -> list[Path]:
-    """The ``I/N`` share of ``paths`` (1-based ``I``): every N-th template from
-    the I-th, so a CI matrix of N jobs checks each template exactly once."""
-    index_text, _, count_text = spec.partition("/")
-    try:
-        index, count = int(index_text), int(count_text)
-    except ValueError:
-        index = count = 0
-    if not (count >= 1 and 1 <= index <= count):
-        raise InputError(f"--shard {spec!r}: expected I/N with 1 <= I <= N (for example 2/4)")
-    return [p for i, p in enumerate(sorted(paths)) if i % count == index - 1]
 
 
 def _check_one(item: tuple[Path, str, bool, str | None]) -> TemplateCheck:
@@ -232,27 +163,6 @@ def check_template(path: Path, name: str, round_trip: bool = True, variant: str 
     return replace(result, seconds=time.monotonic() - start)
 
 
-def with_variants(named: Sequence[tuple[Path, str]]) -> list[tuple[Path, str, str | None]]:
-    """Every template variant of each source (a ``tokenizer_config.json`` or
-    GGUF with named templates: ``default``, ``tool_use``...): the default one
-    keeps the source's name, the others are ``name#variant``.  A source that
-    cannot be read stays one entry (its check reports why)."""
-    out: list[tuple[Path, str, str | None]] = []
-    for path, name in named:
-        variants: list[str] = []
-        if path.suffix in (".json", ".gguf"):
-            try:
-                variants = sorted(load_source(path).variants)
-            except AutoparserError:
-                variants = []
-        if len(variants) <= 1:
-            out.append((path, name, None))
-            continue
-        for variant in variants:
-            out.append((path, name if variant == DEFAULT_VARIANT else f"{name}#{variant}", variant))
-    return out
-
-
 def _check_template(path: Path, name: str, round_trip: bool, variant: str | None = None) -> TemplateCheck:
     readings: tuple[ProbeReading, ...] = ()
     try:
@@ -318,62 +228,3 @@ def renders_nothing(template: ChatTemplate) -> str:
 
 
 # --- lock files -----------------------------------------------------------------------
-
-_LOCKED = ("caps", "user_start", "assistant_start", "reasoning", "content", "tools", "preserved_tokens", "generation_prompt")
-
-
-def lock_entry(analysis: TemplateAnalysis) -> dict[str, Any]:
-    """The parts of an analysis a lock file records (and the dedicated handler, if any)."""
-    data = analysis.to_json()
-    entry = {key: data[key] for key in _LOCKED}
-    entry["specialized"] = analysis.specialized or ""
-    return entry
-
-
-def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
-    if isinstance(value, dict):
-        out: dict[str, Any] = {}
-        for key, sub in value.items():
-            out.update(_flatten(sub, f"{prefix}.{key}" if prefix else key))
-        return out
-    return {prefix: value}
-
-
-def lock_differences(name: str, locked: dict[str, Any] | None, current: dict[str, Any] | None) -> list[str]:
-    """Field-by-field differences, one line each:
-    ``Qwen3-Coder.jinja: tools.arguments.value_suffix '</parameter>\\n' -> '</parameter>'``."""
-    if locked is None:
-        return [f"{name}: not in the lock file (run with --update-lock to add it)"]
-    if current is None:
-        return [f"{name}: in the lock file but not checked (removed, or failed to analyse)"]
-    old, new = _flatten(locked), _flatten(current)
-    lines = []
-    for key in sorted(set(old) | set(new)):
-        if old.get(key) != new.get(key):
-            lines.append(f"{name}: {key} {old.get(key, '(absent)')!r} -> {new.get(key, '(absent)')!r}")
-    return lines
-
-
-def read_lock(path: Path) -> dict[str, Any]:
-    """A lock file's entries (an absent file is an error naming it)."""
-    if not path.exists():
-        raise InputError(f"{path}: no such lock file (create it with --update-lock)")
-    data = loads(read_text(path), f"{path} (lock file)")
-    templates = data.get("templates") if isinstance(data, dict) else None
-    if not isinstance(templates, dict):
-        raise InputError(f"{path}: not a lock file (expected an object with 'templates')")
-    return templates
-
-
-def lock_text(entries: dict[str, Any]) -> str:
-    """Stable lock file text: sorted keys, two-space indent, one trailing newline."""
-    return json.dumps({"version": 1, "templates": entries}, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-
-
-def read_known_failures(path: Path) -> dict[str, str]:
-    """``--known-failures``: a JSON object mapping a case id or template name to
-    the reason it is expected to fail."""
-    data = loads(read_text(path), f"{path} (known failures)")
-    if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
-        raise InputError(f"{path}: known failures must be a JSON object {{\"id or template\": \"reason\"}}")
-    return data
