@@ -7,7 +7,7 @@ rules: ``rule("value")`` makes one, whose ``body`` recurs through ``Ref(rule)``.
 
 Each builder's docstring gives its meaning in PEG notation (``a b`` sequence,
 ``a / b`` ordered choice, ``a?`` ``a*`` ``a+`` ``a{m,n}`` repetition, ``&a``
-and ``!a`` lookahead, ``.`` any character); ``peg.gbnf_out`` writes the same
+and ``!a`` lookahead, ``.`` any character); ``peg.gbnf_writer`` writes the same
 trees as GBNF, where lookaheads constrain nothing.
 """
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from peg.gbnf import read_gbnf
+from peg.gbnf_reader import read_gbnf
 from tests.cli_helpers import assert_clean_error, run_cli
 from tests.conftest import PROJECT_TEMPLATES
 

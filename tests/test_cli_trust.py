@@ -254,7 +254,7 @@ def test_ctrl_c_stops_a_parallel_check_within_a_second(tmp_path: Path) -> None:
 
 
 def test_a_non_lazy_grammar_says_it_starts_with_the_prompt_and_output_only_gives_the_output_alone(tmp_path: Path) -> None:
-    from peg.gbnf import MatchStatus, read_gbnf
+    from peg.gbnf_reader import MatchStatus, read_gbnf
 
     request = tmp_path / "request.json"
     schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}

@@ -23,7 +23,7 @@ from analysis.generation.grammar_check import constrained_text
 from analysis.generation.streaming import StreamParser
 from analysis.messages.mapper import Message, accumulate
 from analysis.parsers.request import ChatRequest
-from peg.gbnf import MatchStatus, read_gbnf
+from peg.gbnf_reader import MatchStatus, read_gbnf
 from tests.conftest import SHARED, ZOO, needs_shared, reference_analysis
 
 CASES_FILE = SHARED / "conformance" / "cases.jsonl"

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from peg import combinators as p
 from peg.engine import Status, parse
 from peg.errors import GrammarError
-from peg.gbnf import MatchStatus, read_gbnf
-from peg.gbnf_out import schema_to_gbnf, to_gbnf, until_pattern
+from peg.gbnf_reader import MatchStatus, read_gbnf
+from peg.gbnf_writer import schema_to_gbnf, to_gbnf, until_pattern
 from tests.conftest import SHARED, needs_shared, reference_constrained_part
 
 

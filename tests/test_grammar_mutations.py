@@ -17,7 +17,7 @@ from typing import Any
 from analysis.checks.conformance import CaseRunner
 from analysis.generation.grammar_check import check_output
 from analysis.parsers.request import ChatRequest
-from peg.gbnf import read_gbnf
+from peg.gbnf_reader import read_gbnf
 from tests.conftest import SHARED, ZOO, needs_shared, reference_constrained_part
 
 CASES_FILE = SHARED / "conformance" / "cases.jsonl"

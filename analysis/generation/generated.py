@@ -21,7 +21,7 @@ from analysis.parsers.request import ChatRequest, ReasoningFormat, ToolChoice
 from analysis.phases.result import PrefillOutcome, TemplateAnalysis
 from peg.engine import ParseResult, Status, held_back, parse
 from peg.errors import GrammarError
-from peg.gbnf_out import to_gbnf
+from peg.gbnf_writer import to_gbnf
 from peg.text import WS as _WS
 from peg.text import line_column
 

@@ -16,7 +16,7 @@ from analysis.generation.generated import Generated
 from analysis.messages.tags import REASONING_BLOCK
 from analysis.probing.markers import strip_ws
 from peg.engine import Status
-from peg.gbnf import MatchStatus, read_gbnf
+from peg.gbnf_reader import MatchStatus, read_gbnf
 from peg.text import line_column
 
 
