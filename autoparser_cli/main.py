@@ -105,7 +105,7 @@ def render(
     Example: autoparser render model/tokenizer_config.json --scenario all
     """
     from analysis.fixtures import FULL_CONVERSATION, WEATHER_TOOL
-    from analysis.probing.caps import render_adapted
+    from analysis.probing.adapting import render_adapted
     from analysis.template.loading import load_template
     from analysis.template.rendering import ChatTemplate, RenderRequest
     from analysis.userio import validate_tools

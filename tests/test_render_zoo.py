@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from analysis.fixtures import FULL_CONVERSATION, GENERATION_PROMPT_CONVERSATION, WEATHER_TOOL
-from analysis.probing.caps import detect_capabilities, render_adapted
+from analysis.probing.adapting import render_adapted
+from analysis.probing.caps import detect_capabilities
 from analysis.template.loading import load_template
 from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate, RenderRequest
 from tests.conftest import SHARED, needs_shared, reference_analysis, zoo_templates

@@ -25,7 +25,7 @@ from analysis.fixtures import WEATHER_TOOL
 from analysis.messages.mapper import Message
 from analysis.parsers.request import ChatRequest
 from analysis.phases.result import PrefillOutcome, ReasoningMode, ToolFormat
-from analysis.probing.caps import render_adapted
+from analysis.probing.adapting import render_adapted
 from analysis.probing.markers import strip_ws
 from analysis.template.rendering import ChatTemplate, RenderRequest
 from peg.errors import AutoparserError

@@ -16,7 +16,8 @@ from typing import Any
 
 from analysis.parsers.request import ChatRequest, ContinueFinal
 from analysis.phases.result import ReasoningAnalysis, ReasoningMode
-from analysis.probing.caps import Capabilities, render_adapted
+from analysis.probing.adapting import render_adapted
+from analysis.probing.caps import Capabilities
 from analysis.probing.diff import appended
 from analysis.template.rendering import ChatTemplate, RenderRequest
 

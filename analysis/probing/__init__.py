@@ -10,14 +10,15 @@ from typing import TYPE_CHECKING
 from analysis._lazy import lazy_getattr
 
 if TYPE_CHECKING:
-    from analysis.probing.caps import Capabilities, detect_capabilities, render_adapted
+    from analysis.probing.adapting import render_adapted
+    from analysis.probing.caps import Capabilities, detect_capabilities
     from analysis.probing.diff import segment_diff
     from analysis.probing.probes import Comparison, ComparisonFailed, Prober
 
 _EXPORTS = {
     "Capabilities": "caps",
     "detect_capabilities": "caps",
-    "render_adapted": "caps",
+    "render_adapted": "adapting",
     "Prober": "probes",
     "Comparison": "probes",
     "ComparisonFailed": "probes",

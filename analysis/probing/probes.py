@@ -20,7 +20,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from analysis.errors import RenderLimitError, TemplateRenderError
-from analysis.probing.caps import Capabilities, adapt_messages
+from analysis.probing.adapting import adapt_messages
+from analysis.probing.caps import Capabilities
 from analysis.probing.diff import DiffSplit, diff_split
 from analysis.template.rendering import ChatTemplate, RenderRequest
 from peg.errors import AutoparserError
