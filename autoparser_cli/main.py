@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import enum
 import functools
-import os
 import sys
 import time
 from pathlib import Path
@@ -541,87 +540,19 @@ def check(
     """
     from rich.text import Text
 
-    from analysis.checks.checking import CheckStatus, check_templates
-    from analysis.checks.conformance import CaseRunner, load_cases
-    from analysis.checks.discovery import find_templates, shard, unique_names, with_variants
-    from analysis.checks.hf_compare import Agreement
-    from analysis.checks.known_failures import read_known_failures
-    from analysis.checks.lock import lock_differences, lock_entry, lock_text, read_lock
-    from analysis.checks.round_trip import ProbeStatus
-    from analysis.template.builtin import templates_dir
+    from analysis.checks.run import CheckOptions, run_check
     from analysis.userio import ensure_writable, write_atomic
     from autoparser_cli.formatting import check_details, check_table, progress_bar
-    from autoparser_cli.reports import CheckReport
 
     if update_lock and lock is None:
         raise fail("--update-lock needs --lock FILE")
     if junit is not None:
         ensure_writable(junit, "JUnit report")
-    if lock is not None and update_lock:
-        ensure_writable(lock, "lock file")
-    # a lock file to compare with is read before the run (a missing one is named at once)
-    locked_before = read_lock(lock) if lock is not None and not update_lock else None
-    known = read_known_failures(known_failures) if known_failures is not None else {}
-    report = CheckReport(known_failures=known)
-    roots = list(paths or ([] if cases is not None else [templates_dir()]))
-    found = find_templates(roots) if roots else []
-    if roots and not found:
-        raise fail(f"no templates found in {', '.join(str(r) for r in roots)} (.jinja, .gguf, tokenizer_config.json, chat_template.json)")
-    names = unique_names(found, roots)
-    if shard_spec is not None:
-        found = shard(found, shard_spec)
-    if pattern:
-        found = [p for p in found if pattern in names[p]]
-    entries = with_variants([(p, names[p]) for p in found])  # every named template of a config or GGUF
-    with progress_bar(len(entries), "analysing templates", enabled=not as_json) as advance:
-        checks = check_templates(entries, round_trip, jobs or os.cpu_count() or 1, progress=advance)
-    report.templates = len(checks)
-    for result in checks:
-        report.add_template(result)
-        if result.status == CheckStatus.FAILED:
-            kind = "round-trip" if any(t.status is ProbeStatus.FAILED for t in result.round_trips) else "analysis"
-            if any(r.agreement is Agreement.DIFFERENT for r in result.readings):
-                kind = "response-template"
-            report.fail("template", result.name, kind, result.reason)
-    drifted: dict[str, list[str]] = {}
-    if lock is not None:
-        current = {c.name: lock_entry(c.analysis) for c in checks if c.analysis is not None}
-        if update_lock:
-            write_atomic(lock, lock_text(current), "lock file")
-        else:
-            locked = locked_before or {}
-            if shard_spec is not None or pattern:  # only what this run checked
-                locked = {k: v for k, v in locked.items() if k in {c.name for c in checks}}
-            for name in sorted(set(locked) | set(current)):
-                lines = lock_differences(name, locked.get(name), current.get(name))
-                if lines:
-                    drifted[name] = lines
-                    report.add_test("template", name)
-                    report.fail("template", name, "lock", "\n".join(lines))
-    case_failures = []
-    if cases is not None:
-        case_list = load_cases(cases)
-        if case_ids:
-            unknown = sorted(set(case_ids) - {str(c["id"]) for c in case_list})
-            if unknown:
-                raise fail(f"{cases}: no case with id {', '.join(unknown)}")
-            case_list = [c for c in case_list if str(c["id"]) in case_ids]
-        if pattern:
-            case_list = [c for c in case_list if pattern in str(c["id"])]
-        runner = CaseRunner(templates or cases.parent)
-        missing = runner.missing_templates(case_list)
-        if missing:
-            shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
-            hint = "" if templates else " (give --templates DIR: the folder the cases' templates are in)"
-            raise fail(f"{cases}: {len(missing)} templates the cases name are not in {runner.templates_dir}: {shown}{hint}")
-        report.cases = len(case_list)
-        with progress_bar(len(case_list), "running cases", enabled=not as_json) as advance:
-            for case in case_list:
-                report.add_test("case", str(case["id"]))
-                for failure in runner.run(case):
-                    report.fail("case", failure.case_id, failure.check, failure.reason)
-                    case_failures.append(failure)
-                advance()
+    options = CheckOptions(
+        tuple(paths or ()), lock, update_lock, cases, templates, tuple(case_ids or ()), pattern, known_failures, jobs, shard_spec, round_trip
+    )
+    run = run_check(options, lambda total, label: progress_bar(total, label, enabled=not as_json))
+    report, checks, drifted, known = run.report, list(run.checks), run.drifted, run.known
     if junit is not None:
         write_atomic(junit, report.to_junit(), "JUnit report")
     if as_json:
@@ -631,7 +562,7 @@ def check(
             console().print(check_table(checks, set(drifted), console().width))
         for text in check_details(checks, drifted, known):
             console().print(text, soft_wrap=True)  # in full, never cut
-        for failure in case_failures:
+        for failure in run.case_failures:
             note = f" (known: {known[failure.case_id]})" if failure.case_id in known else ""
             console().print(Text(f"{failure.case_id} — {failure.check}{note}", style="yellow" if note else "bold red"))
             console().print(Text(failure.reason))

@@ -12,7 +12,9 @@ from analysis._lazy import lazy_getattr
 if TYPE_CHECKING:
     from analysis.checks.checking import CheckStatus, TemplateCheck, check_templates
     from analysis.checks.conformance import CaseRunner, load_cases
+    from analysis.checks.report import CheckReport
     from analysis.checks.round_trip import RoundTrip, round_trips
+    from analysis.checks.run import CheckOptions, CheckRun, run_check
 
 _EXPORTS = {
     "CaseRunner": "conformance",
@@ -22,6 +24,10 @@ _EXPORTS = {
     "check_templates": "checking",
     "CheckStatus": "checking",
     "TemplateCheck": "checking",
+    "CheckReport": "report",
+    "CheckOptions": "run",
+    "CheckRun": "run",
+    "run_check": "run",
 }
-__all__ = ["CaseRunner", "CheckStatus", "RoundTrip", "TemplateCheck", "check_templates", "load_cases", "round_trips"]
+__all__ = ["CaseRunner", "CheckOptions", "CheckReport", "CheckRun", "CheckStatus", "RoundTrip", "TemplateCheck", "check_templates", "load_cases", "round_trips", "run_check"]
 __getattr__ = lazy_getattr(__name__, _EXPORTS)

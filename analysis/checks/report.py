@@ -1,4 +1,4 @@
-"""Check reports as strings: JSON summary and JUnit XML (no printing here)."""
+"""The report of a `check` run: one test per template and per case, the verdict, and the run as a JSON summary or JUnit XML (strings; nothing is printed)."""
 
 from __future__ import annotations
 

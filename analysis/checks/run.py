@@ -1,0 +1,157 @@
+"""A ``check`` run: template collections and case files checked as options say,
+into one report (:class:`CheckRun`) whose verdict is ``report.failed``.
+
+The CLI reads its options into :class:`CheckOptions`, calls :func:`run_check`
+and formats what comes back; nothing here prints.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from analysis.checks.checking import CheckStatus, TemplateCheck, check_templates
+from analysis.checks.conformance import CaseFailure, CaseRunner, load_cases
+from analysis.checks.discovery import find_templates, shard, unique_names, with_variants
+from analysis.checks.hf_compare import Agreement
+from analysis.checks.known_failures import read_known_failures
+from analysis.checks.lock import lock_differences, lock_entry, lock_text, read_lock
+from analysis.checks.report import CheckReport
+from analysis.checks.round_trip import ProbeStatus
+from analysis.errors import InputError
+from analysis.template.builtin import templates_dir
+from analysis.userio import ensure_writable, write_atomic
+
+#: ``progress(total, label)``: a context whose value is called once per item done
+Progress = Callable[[int, str], AbstractContextManager[Callable[[], None]]]
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    """What to check and how (the ``check`` command's options)."""
+
+    paths: tuple[Path, ...] = ()
+    lock: Path | None = None
+    update_lock: bool = False
+    cases: Path | None = None
+    templates: Path | None = None
+    case_ids: tuple[str, ...] = ()
+    pattern: str | None = None
+    known_failures: Path | None = None
+    jobs: int = 0  #: 0: the CPU count
+    shard: str | None = None
+    round_trip: bool = True
+
+
+@dataclass(frozen=True)
+class CheckRun:
+    """What a run found: the report (its verdict is ``report.failed``), each
+    template's check, the lock drifts by template, the failed cases."""
+
+    report: CheckReport
+    checks: tuple[TemplateCheck, ...] = ()
+    drifted: dict[str, list[str]] = field(default_factory=dict)
+    case_failures: tuple[CaseFailure, ...] = ()
+    known: dict[str, str] = field(default_factory=dict)
+
+
+def _no_progress(total: int, label: str) -> AbstractContextManager[Callable[[], None]]:
+    return nullcontext(lambda: None)
+
+
+def run_check(options: CheckOptions, progress: Progress = _no_progress) -> CheckRun:
+    """Check the templates under ``options.paths`` (default: the project's
+    templates, unless only cases are given) and the case file; compare with or
+    write the lock file.  Bad input (a missing path, a bad lock or case file)
+    raises :class:`InputError` before anything runs where it can be known."""
+    if options.update_lock and options.lock is None:
+        raise InputError("--update-lock needs --lock FILE")
+    if options.lock is not None and options.update_lock:
+        ensure_writable(options.lock, "lock file")
+    # a lock file to compare with is read before the run (a missing one is named at once)
+    locked_before = read_lock(options.lock) if options.lock is not None and not options.update_lock else None
+    known = read_known_failures(options.known_failures) if options.known_failures is not None else {}
+    report = CheckReport(known_failures=known)
+    roots = list(options.paths or ([] if options.cases is not None else [templates_dir()]))
+    found = find_templates(roots) if roots else []
+    if roots and not found:
+        raise InputError(f"no templates found in {', '.join(str(r) for r in roots)} (.jinja, .gguf, tokenizer_config.json, chat_template.json)")
+    names = unique_names(found, roots)
+    if options.shard is not None:
+        found = shard(found, options.shard)
+    if options.pattern:
+        found = [p for p in found if options.pattern in names[p]]
+    entries = with_variants([(p, names[p]) for p in found])  # every named template of a config or GGUF
+    with progress(len(entries), "analysing templates") as advance:
+        checks = check_templates(entries, options.round_trip, options.jobs or os.cpu_count() or 1, progress=advance)
+    report.templates = len(checks)
+    for result in checks:
+        report.add_template(result)
+        if result.status == CheckStatus.FAILED:
+            report.fail("template", result.name, _failure_kind(result), result.reason)
+    drifted = _lock(options, checks, locked_before, report)
+    case_failures = _cases(options, report, progress) if options.cases is not None else []
+    return CheckRun(report, tuple(checks), drifted, tuple(case_failures), known)
+
+
+def _failure_kind(result: TemplateCheck) -> str:
+    if any(r.agreement is Agreement.DIFFERENT for r in result.readings):
+        return "response-template"
+    return "round-trip" if any(t.status is ProbeStatus.FAILED for t in result.round_trips) else "analysis"
+
+
+def _lock(options: CheckOptions, checks: list[TemplateCheck], locked_before: dict[str, Any] | None, report: CheckReport) -> dict[str, list[str]]:
+    """Write the lock file, or compare the run with it: the drifts by template."""
+    drifted: dict[str, list[str]] = {}
+    if options.lock is None:
+        return drifted
+    current = {c.name: lock_entry(c.analysis) for c in checks if c.analysis is not None}
+    if options.update_lock:
+        write_atomic(options.lock, lock_text(current), "lock file")
+        return drifted
+    locked = locked_before or {}
+    if options.shard is not None or options.pattern:  # only what this run checked
+        locked = {k: v for k, v in locked.items() if k in {c.name for c in checks}}
+    for name in sorted(set(locked) | set(current)):
+        lines = lock_differences(name, locked.get(name), current.get(name))
+        if lines:
+            drifted[name] = lines
+            report.add_test("template", name)
+            report.fail("template", name, "lock", "\n".join(lines))
+    return drifted
+
+
+def _cases(options: CheckOptions, report: CheckReport, progress: Progress) -> list[CaseFailure]:
+    """Run the case file's cases (those selected), recording each in ``report``."""
+    assert options.cases is not None
+    case_list = load_cases(options.cases)
+    if options.case_ids:
+        unknown = sorted(set(options.case_ids) - {str(c["id"]) for c in case_list})
+        if unknown:
+            raise InputError(f"{options.cases}: no case with id {', '.join(unknown)}")
+        case_list = [c for c in case_list if str(c["id"]) in options.case_ids]
+    if options.pattern:
+        case_list = [c for c in case_list if options.pattern in str(c["id"])]
+    runner = CaseRunner(options.templates or options.cases.parent)
+    missing = runner.missing_templates(case_list)
+    if missing:
+        shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+        hint = "" if options.templates else " (give --templates DIR: the folder the cases' templates are in)"
+        raise InputError(f"{options.cases}: {len(missing)} templates the cases name are not in {runner.templates_dir}: {shown}{hint}")
+    report.cases = len(case_list)
+    failures: list[CaseFailure] = []
+    with progress(len(case_list), "running cases") as advance:
+        for case in case_list:
+            report.add_test("case", str(case["id"]))
+            for failure in runner.run(case):
+                report.fail("case", failure.case_id, failure.check, failure.reason)
+                failures.append(failure)
+            advance()
+    return failures
+
+
+__all__ = ["CheckOptions", "CheckRun", "Progress", "run_check"]

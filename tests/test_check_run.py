@@ -1,0 +1,32 @@
+"""``check`` as a library call: options in, a report with its verdict out (no printing)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from analysis.checks import CheckOptions, run_check
+from analysis.errors import InputError
+from tests.conftest import PROJECT_TEMPLATES
+
+
+def test_run_check_returns_the_report_and_each_check(capsys: pytest.CaptureFixture[str]) -> None:
+    run = run_check(CheckOptions(paths=(PROJECT_TEMPLATES / "tests" / "plain.jinja", PROJECT_TEMPLATES / "demo.jinja"), jobs=1))
+    assert run.report.templates == 2 and run.report.failed == 0 and run.report.passed == 2
+    assert [c.name for c in run.checks] == ["demo.jinja", "plain.jinja"]
+    assert capsys.readouterr() == ("", "")  # the library prints nothing
+
+
+def test_run_check_writes_then_compares_a_lock(tmp_path: Path) -> None:
+    lock = tmp_path / "autoparser.lock"
+    paths = (PROJECT_TEMPLATES / "demo.jinja",)
+    run_check(CheckOptions(paths=paths, lock=lock, update_lock=True, jobs=1))
+    assert lock.is_file()
+    again = run_check(CheckOptions(paths=paths, lock=lock, jobs=1))
+    assert again.drifted == {} and again.report.failed == 0
+
+
+def test_run_check_names_bad_options() -> None:
+    with pytest.raises(InputError, match="--update-lock needs --lock"):
+        run_check(CheckOptions(update_lock=True))
