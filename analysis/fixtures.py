@@ -70,3 +70,8 @@ SCENARIOS: dict[str, list[dict[str, Any]]] = {
         {"role": "assistant", "reasoning_content": _REASONING, "content": "", "tool_calls": [_CALL]},
     ],
 }
+
+
+def default_messages() -> list[dict[str, Any]]:
+    """The one-message conversation of a request a command makes when given none (a new list each time)."""
+    return [{"role": "user", "content": "Hello"}]

@@ -75,6 +75,7 @@ def _help_key(command: list[str]) -> str:
     spec = importlib.util.find_spec("typer")
     sources = [os.path.join(here, name) for name in sorted(os.listdir(here))]
     sources.append(os.path.join(os.path.dirname(here), "analysis", "fixtures.py"))  # (render's --scenario names)
+    sources.append(os.path.join(os.path.dirname(here), "analysis", "parsers", "request.py"))  # (--reasoning-format's)
     for full in [*sources, spec.origin if spec and spec.origin else "typer"]:
         path = os.path.basename(full)
         if full.endswith(".py") and os.path.isfile(full):

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from analysis.fixtures import SCENARIOS
+from analysis.fixtures import SCENARIOS, default_messages
 from autoparser_cli import __version__
 from autoparser_cli.common import (
     console,
@@ -24,6 +24,15 @@ from autoparser_cli.common import (
     source_or_default,
     write_excerpt,
     write_stdout,
+)
+from autoparser_cli.options import (
+    ReasoningFormatOpt,
+    RequestOpt,
+    SourceArg,
+    ThinkingOpt,
+    ThinkingOrRequestOpt,
+    ToolsOpt,
+    VariantOpt,
 )
 
 if TYPE_CHECKING:
@@ -40,14 +49,6 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
-SourceArg = typer.Argument(
-    None,
-    metavar="SOURCE",
-    help="Template: .jinja, tokenizer_config.json, chat_template.json, model folder or .gguf "
-    "(default: the built-in demo template).",
-    show_default=False,
-)
-VariantOpt = typer.Option(None, "--variant", metavar="NAME", help="Named template variant (default, tool_use, ...).")
 
 
 def _version(value: bool) -> None:
@@ -79,7 +80,7 @@ def main(
 def render(
     source: Path | None = SourceArg,
     messages: Path | None = typer.Option(None, "--messages", metavar="FILE", help="JSON file: list of messages."),
-    tools: Path | None = typer.Option(None, "--tools", metavar="FILE", help="JSON file: list of tools."),
+    tools: Path | None = ToolsOpt,
     add_generation_prompt: bool = typer.Option(
         True, "--add-generation-prompt/--no-add-generation-prompt", help="Append the assistant prompt."
     ),
@@ -184,11 +185,9 @@ def caps(
 def analyze(
     source: Path | None = SourceArg,
     as_json: bool = typer.Option(False, "--json", help="Print the analysis as JSON (nothing else on stdout)."),
-    tools: Path | None = typer.Option(None, "--tools", metavar="FILE", help="JSON file: the request's tools."),
+    tools: Path | None = ToolsOpt,
     no_tools: bool = typer.Option(False, "--no-tools", help="Analyse for a request without tools."),
-    enable_thinking: bool = typer.Option(
-        True, "--enable-thinking/--no-enable-thinking", help="enable_thinking for the generation prompt."
-    ),
+    enable_thinking: bool = ThinkingOpt,
     diffs: bool = typer.Option(False, "--diffs", help="Show every comparison's diff (where markers came from)."),
     show_parser: bool = typer.Option(False, "--parser", help="Show the generated PEG parser as a tree."),
     show_grammar: bool = typer.Option(False, "--grammar", help="Show the generated GBNF grammar."),
@@ -233,7 +232,7 @@ def analyze(
     else:
         result = cached_analysis(template, enable_thinking)
     request = ChatRequest(
-        [{"role": "user", "content": "Hello"}],
+        default_messages(),
         tools=None if no_tools else (tool_list or [WEATHER_TOOL]),
         enable_thinking=enable_thinking,
     )
@@ -262,8 +261,8 @@ def analyze(
 @handle_errors
 def grammar(
     source: Path | None = SourceArg,
-    request: Path | None = typer.Option(None, "--request", metavar="FILE", help="JSON file: the request (messages, tools, options)."),
-    tools: Path | None = typer.Option(None, "--tools", metavar="FILE", help="JSON file: list of tools (default: the built-in weather tool)."),
+    request: Path | None = RequestOpt,
+    tools: Path | None = ToolsOpt,
     check_output_path: str | None = typer.Option(
         None, "--check", metavar="OUTPUT", help="Model output file (or - for stdin) to test against the grammar."
     ),
@@ -275,6 +274,8 @@ def grammar(
 ) -> None:
     """Print the GBNF grammar generated for a request, as plain text to copy.
 
+    The request is --request's, else one message "Hello" with --tools, else
+    with the built-in weather tool.
     The lazy flag, triggers and preserved tokens come first as GBNF comments, so
     the whole output is a grammar file. With --check, the built-in matcher runs
     over the part of the output the grammar constrains (from the first trigger
@@ -292,7 +293,7 @@ def grammar(
     from autoparser_cli.formatting import grammar_text
 
     if request is None and tools is None:
-        data: dict[str, Any] = {"messages": [{"role": "user", "content": "Hello"}], "tools": [WEATHER_TOOL]}
+        data: dict[str, Any] = {"messages": default_messages(), "tools": [WEATHER_TOOL]}
         chat_request = ChatRequest.from_json(data)
     else:
         chat_request = _request(request, tools, None, None)
@@ -341,7 +342,7 @@ def _request(
 
     if request is not None and tools is not None:
         raise fail("give --request or --tools, not both")
-    data = read_json_file(request, "request") if request is not None else {"messages": [{"role": "user", "content": "Hello"}]}
+    data = read_json_file(request, "request") if request is not None else {"messages": default_messages()}
     if isinstance(data, dict):
         data = dict(data)
         if tools is not None:
@@ -360,14 +361,10 @@ def _request(
 def parse(
     output: str | None = typer.Argument(None, metavar="OUTPUT", help="File with the model output, or - for stdin (default: stdin)."),
     template: Path | None = typer.Option(None, "--template", metavar="SOURCE", help="Template SOURCE (default: the built-in demo)."),
-    request: Path | None = typer.Option(None, "--request", metavar="FILE", help="JSON file: the request (messages, tools, options)."),
-    tools: Path | None = typer.Option(None, "--tools", metavar="FILE", help="JSON file: list of tools (with a default one-message request)."),
-    reasoning_format: str | None = typer.Option(
-        None, "--reasoning-format", metavar="FORMAT", help="none | auto | deepseek | deepseek-legacy (default: the request's, else auto)."
-    ),
-    enable_thinking: bool | None = typer.Option(
-        None, "--enable-thinking/--no-enable-thinking", help="enable_thinking (default: the request's, else on)."
-    ),
+    request: Path | None = RequestOpt,
+    tools: Path | None = ToolsOpt,
+    reasoning_format: str | None = ReasoningFormatOpt,
+    enable_thinking: bool | None = ThinkingOrRequestOpt,
     partial: bool = typer.Option(False, "--partial", help="The output is cut short: parse what is there."),
     parallel_tool_calls: bool | None = typer.Option(
         None, "--parallel-tool-calls/--no-parallel-tool-calls", help="Allow several tool calls (default: the request's, else off)."
@@ -378,6 +375,8 @@ def parse(
     variant: str | None = VariantOpt,
 ) -> None:
     """Parse raw model output into a message {content, reasoning_content, tool_calls}.
+
+    The request is --request's, else one message "Hello" with --tools (if given).
 
     Example: autoparser parse --template Qwen3-Coder.jinja --tools tools.json out.txt
 
@@ -586,10 +585,8 @@ def export(
     export_format: ExportFormat = typer.Option(
         ExportFormat.RESPONSE_TEMPLATE, "--format", help="What to write: the Hugging Face response_template."
     ),
-    tools: Path | None = typer.Option(None, "--tools", metavar="FILE", help="JSON file: the tools (default: the built-in weather tool)."),
-    enable_thinking: bool = typer.Option(
-        True, "--enable-thinking/--no-enable-thinking", help="enable_thinking for the generation prompt."
-    ),
+    tools: Path | None = ToolsOpt,
+    enable_thinking: bool = ThinkingOpt,
     variant: str | None = VariantOpt,
     output: Path | None = typer.Option(None, "-o", "--output", metavar="FILE", help="Write the response_template to FILE (default: stdout)."),
     write: Path | None = typer.Option(
@@ -601,7 +598,8 @@ def export(
     """Write the inferred parser as a Hugging Face response_template, the
     output spec transformers (parse_response), vLLM and SGLang execute; it
     is read back by transformers' own parser on the template's round-trip
-    probes before it is written (pip install 'autoparser[hf]').
+    probes before it is written (pip install 'autoparser[hf]'). Only the markers
+    matter: the tools are --tools, else the built-in weather tool.
 
     Example: autoparser export Qwen3-Coder.jinja -o response_template.json
 
@@ -631,7 +629,7 @@ def export(
         raise fail("--tools must hold a JSON list of tools")
     loaded = load_template(source_or_default(source), variant, has_tools=True)
     parser = AutoParser(ChatTemplate(loaded, clock=FROZEN_CLOCK))
-    request = ChatRequest([{"role": "user", "content": "Hello"}], tools=tool_list or [WEATHER_TOOL], enable_thinking=enable_thinking)
+    request = ChatRequest(default_messages(), tools=tool_list or [WEATHER_TOOL], enable_thinking=enable_thinking)
     report = export_checked(parser, request, verify=verify or check_only)
     if check_only:
         if report.unverified:
