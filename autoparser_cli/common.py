@@ -93,7 +93,7 @@ def handle_errors(func: F) -> F:
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         from analysis.errors import one_line
-        from peg.errors import AutoparserError
+        from peg import AutoparserError
 
         try:
             return func(*args, **kwargs)
@@ -126,7 +126,7 @@ def handle_errors(func: F) -> F:
 
 def read_json_file(path: Path | None, what: str) -> Any:
     """Read a JSON file given on the command line, or None."""
-    from analysis.template.loading import read_json
+    from analysis.template import read_json
 
     return None if path is None else read_json(path, what)
 
@@ -152,7 +152,7 @@ def parse_kwargs(pairs: list[str] | None) -> dict[str, Any]:
 
 def source_or_default(source: Path | None) -> Path:
     """The SOURCE argument, or the built-in demo template."""
-    from analysis.template.builtin import demo_template_path
+    from analysis.template import demo_template_path
 
     return source if source is not None else demo_template_path()
 

@@ -15,17 +15,14 @@ if TYPE_CHECKING:
     from rich.panel import Panel
     from rich.tree import Tree
 
-    from analysis.checks.checking import TemplateCheck
-    from analysis.checks.hf_compare import ProbeReading
-    from analysis.checks.round_trip import RoundTrip
-    from analysis.generation.generated import Generated
-    from analysis.generation.results import Trigger
-    from analysis.messages.mapper import Delta, Message
-    from analysis.phases.result import TemplateAnalysis
-    from analysis.probing.probes import Comparison
-    from peg.combinators import Parser
+    from analysis.checks import ProbeReading, RoundTrip, TemplateCheck
+    from analysis.generation import Generated, Trigger
+    from analysis.messages import Delta, Message
+    from analysis.phases import TemplateAnalysis
+    from analysis.probing import Comparison
+    from peg import Parser
 
-from analysis.probing.caps import Capabilities
+from analysis.probing import Capabilities
 
 
 def visible(marker: str) -> Text:
@@ -475,7 +472,7 @@ def check_table(
 
 def _check_row(check: TemplateCheck, drifted: set[str] | frozenset[str]) -> tuple[Text, Text, Text, Text, Text, Text]:
     """A template's cells: name, reasoning, content, tools, round trip, status."""
-    from analysis.checks.checking import CheckStatus
+    from analysis.checks import CheckStatus
 
     a = check.analysis
     name = Text(one_line_safe(check.name))
@@ -517,8 +514,7 @@ def check_details(
 ) -> list[Text]:
     """Everything the table has no room for, in full: failure and degraded
     reasons, skipped probes and why, and lock-file drift."""
-    from analysis.checks.checking import CheckStatus
-    from analysis.checks.round_trip import ProbeStatus
+    from analysis.checks import CheckStatus, ProbeStatus
 
     out: list[Text] = []
     for check in checks:
@@ -546,7 +542,7 @@ def check_details(
 
 def round_trip_text(trips: tuple[RoundTrip, ...]) -> Text:
     """``4/4 ok`` (and how many probes were skipped), or the probes that failed, in red."""
-    from analysis.checks.round_trip import ProbeStatus
+    from analysis.checks import ProbeStatus
 
     if not trips:
         return Text("—")
@@ -560,7 +556,7 @@ def round_trip_text(trips: tuple[RoundTrip, ...]) -> Text:
 
 def readings_table(readings: tuple[ProbeReading, ...]) -> Table:
     """One row per probe: whether transformers reads it as autoparser does, and how not."""
-    from analysis.checks.hf_compare import Agreement
+    from analysis.checks import Agreement
 
     table = Table(title=Text("transformers' reading of the round-trip probes"), title_justify="left")
     for column in ("probe", "transformers", "detail"):

@@ -36,8 +36,8 @@ from autoparser_cli.options import (
 )
 
 if TYPE_CHECKING:
-    from analysis.messages.mapper import Delta, Message
-    from analysis.parsers.request import ChatRequest
+    from analysis.messages import Delta, Message
+    from analysis.parsers import ChatRequest
 
 app = typer.Typer(
     name="autoparser",
@@ -105,9 +105,8 @@ def render(
     Example: autoparser render model/tokenizer_config.json --scenario all
     """
     from analysis.fixtures import FULL_CONVERSATION, WEATHER_TOOL
-    from analysis.probing.adapting import render_adapted
-    from analysis.template.loading import load_template
-    from analysis.template.rendering import ChatTemplate, RenderRequest
+    from analysis.probing import render_adapted
+    from analysis.template import ChatTemplate, RenderRequest, load_template
     from analysis.userio import validate_tools
 
     if scenario is not None and messages is not None:
@@ -163,9 +162,8 @@ def caps(
     """
     import json
 
-    from analysis.probing.caps import chat_template_problem, detect_capabilities
-    from analysis.template.loading import load_template
-    from analysis.template.rendering import ChatTemplate
+    from analysis.probing import chat_template_problem, detect_capabilities
+    from analysis.template import ChatTemplate, load_template
     from autoparser_cli.formatting import caps_table
 
     loaded = load_template(source_or_default(source), variant)
@@ -204,11 +202,9 @@ def analyze(
     import json
 
     from analysis.fixtures import WEATHER_TOOL
-    from analysis.generation.analysis_cache import cached_analysis
-    from analysis.generation.generator import AutoParser
-    from analysis.parsers.request import ChatRequest
-    from analysis.template.loading import load_template
-    from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate
+    from analysis.generation import AutoParser, cached_analysis
+    from analysis.parsers import ChatRequest
+    from analysis.template import FROZEN_CLOCK, ChatTemplate, load_template
     from analysis.userio import validate_tools
     from autoparser_cli.formatting import (
         analysis_summary,
@@ -226,7 +222,7 @@ def analyze(
     comparisons: list[Any] = []
     template = ChatTemplate(loaded, clock=FROZEN_CLOCK)
     if diffs:  # the comparisons are made anew to be shown
-        from analysis.generation.analyzer import analyze_template
+        from analysis.generation import analyze_template
 
         result = analyze_template(template, enable_thinking, record=comparisons)
     else:
@@ -237,7 +233,7 @@ def analyze(
         enable_thinking=enable_thinking,
     )
     generated = AutoParser(template, result).generate(request)
-    from analysis.probing.caps import chat_template_problem
+    from analysis.probing import chat_template_problem
 
     problem = chat_template_problem(template)
     if problem:
@@ -286,10 +282,9 @@ def grammar(
     Exit status: 0 printed (with --check: the output fits), 1 it does not fit, 2 bad input.
     """
     from analysis.fixtures import WEATHER_TOOL
-    from analysis.generation.generator import auto_parser
-    from analysis.generation.grammar_check import check_output
-    from analysis.parsers.request import ChatRequest
-    from analysis.template.loading import load_template
+    from analysis.generation import auto_parser, check_output
+    from analysis.parsers import ChatRequest
+    from analysis.template import load_template
     from autoparser_cli.formatting import grammar_text
 
     if request is None and tools is None:
@@ -337,7 +332,7 @@ def _request(
     enable_thinking: bool | None,
     parallel_tool_calls: bool | None = None,
 ) -> ChatRequest:
-    from analysis.parsers.request import ChatRequest
+    from analysis.parsers import ChatRequest
     from analysis.userio import validate_tools
 
     if request is not None and tools is not None:
@@ -385,11 +380,8 @@ def parse(
     """
     import json
 
-    from analysis.generation.call_check import call_problems
-    from analysis.generation.generator import auto_parser
-    from analysis.generation.hints import parse_hints
-    from analysis.generation.streaming import StreamParser
-    from analysis.template.loading import load_template
+    from analysis.generation import StreamParser, auto_parser, call_problems, parse_hints
+    from analysis.template import load_template
 
     chat_request = _request(request, tools, reasoning_format, enable_thinking, parallel_tool_calls)
     text = _read_output(output)
@@ -400,7 +392,7 @@ def parse(
     generated = parser.generate(chat_request)
     shown: _DeltaPrinter | None = None
     if stream:
-        from analysis.phases.result import CallIdPosition
+        from analysis.phases import CallIdPosition
 
         shown = _DeltaPrinter(as_json, id_follows_name=generated.analysis.tools.call_id.pos is CallIdPosition.BETWEEN_FUNC_AND_ARGS)
         streamer = StreamParser(generated)
@@ -454,7 +446,7 @@ class _DeltaPrinter:
 
     def _openai(self, delta: Delta) -> dict[str, Any]:
         """A delta as OpenAI streams it: a call's id comes once, in its first chunk."""
-        from analysis.messages.mapper import generated_call_id
+        from analysis.messages import generated_call_id
 
         data: dict[str, Any] = delta.to_json()
         index = delta.tool_index
@@ -539,7 +531,7 @@ def check(
     """
     from rich.text import Text
 
-    from analysis.checks.run import CheckOptions, run_check
+    from analysis.checks import CheckOptions, run_check
     from analysis.userio import ensure_writable, write_atomic
     from autoparser_cli.formatting import check_details, check_table, progress_bar
 
@@ -608,13 +600,12 @@ def export(
     """
     import json
 
-    from analysis.checks.hf_compare import export_checked
-    from analysis.export.tokenizer_config import config_path, write_response_template
+    from analysis.checks import export_checked
+    from analysis.export import config_path, write_response_template
     from analysis.fixtures import WEATHER_TOOL
-    from analysis.generation.generator import AutoParser
-    from analysis.parsers.request import ChatRequest
-    from analysis.template.loading import load_template
-    from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate
+    from analysis.generation import AutoParser
+    from analysis.parsers import ChatRequest
+    from analysis.template import FROZEN_CLOCK, ChatTemplate, load_template
     from analysis.userio import ensure_writable, validate_tools, write_atomic
     from autoparser_cli.formatting import readings_table
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import typer
 
-from analysis.parsers.request import ReasoningFormat
+from analysis.parsers import ReasoningFormat
 
 SourceArg = typer.Argument(
     None,

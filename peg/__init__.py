@@ -1,4 +1,49 @@
 """A small PEG engine: combinators, partial-input parsing, tagged trees, GBNF.
 
 ``peg`` knows nothing of chat templates; ``analysis`` builds parsers with it.
+The names below are its public API; each is imported on first use
+(``peg.NAME``), so importing one module stays cheap.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from peg.combinators import UNBOUNDED, Parser, Ref, Rule
+    from peg.engine import ParseResult, Status, TagNode, parse
+    from peg.errors import AutoparserError, GrammarError, PegError
+    from peg.gbnf_reader import MatchStatus, read_gbnf
+    from peg.gbnf_writer import schema_to_gbnf, to_gbnf
+    from peg.text import WS, line_column
+    from peg.validate import problems
+
+_EXPORTS = {
+    "Parser": "combinators",
+    "Rule": "combinators",
+    "Ref": "combinators",
+    "UNBOUNDED": "combinators",
+    "parse": "engine",
+    "ParseResult": "engine",
+    "Status": "engine",
+    "TagNode": "engine",
+    "AutoparserError": "errors",
+    "GrammarError": "errors",
+    "PegError": "errors",
+    "read_gbnf": "gbnf_reader",
+    "MatchStatus": "gbnf_reader",
+    "to_gbnf": "gbnf_writer",
+    "schema_to_gbnf": "gbnf_writer",
+    "WS": "text",
+    "line_column": "text",
+    "problems": "validate",
+}
+__all__ = ["UNBOUNDED", "WS", "AutoparserError", "GrammarError", "MatchStatus", "ParseResult", "Parser", "PegError", "Ref", "Rule", "Status", "TagNode", "line_column", "parse", "problems", "read_gbnf", "schema_to_gbnf", "to_gbnf"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'peg' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"peg.{module}"), name)

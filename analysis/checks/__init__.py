@@ -12,8 +12,9 @@ from analysis._lazy import lazy_getattr
 if TYPE_CHECKING:
     from analysis.checks.checking import CheckStatus, TemplateCheck, check_templates
     from analysis.checks.conformance import CaseRunner, load_cases
+    from analysis.checks.hf_compare import Agreement, ProbeReading, export_checked
     from analysis.checks.report import CheckReport
-    from analysis.checks.round_trip import RoundTrip, round_trips
+    from analysis.checks.round_trip import ProbeStatus, RoundTrip, round_trips
     from analysis.checks.run import CheckOptions, CheckRun, run_check
 
 _EXPORTS = {
@@ -28,6 +29,10 @@ _EXPORTS = {
     "CheckOptions": "run",
     "CheckRun": "run",
     "run_check": "run",
+    "Agreement": "hf_compare",
+    "ProbeReading": "hf_compare",
+    "export_checked": "hf_compare",
+    "ProbeStatus": "round_trip",
 }
-__all__ = ["CaseRunner", "CheckOptions", "CheckReport", "CheckRun", "CheckStatus", "RoundTrip", "TemplateCheck", "check_templates", "load_cases", "round_trips", "run_check"]
+__all__ = ["Agreement", "CaseRunner", "CheckOptions", "CheckReport", "CheckRun", "CheckStatus", "ProbeReading", "ProbeStatus", "RoundTrip", "TemplateCheck", "check_templates", "export_checked", "load_cases", "round_trips", "run_check"]
 __getattr__ = lazy_getattr(__name__, _EXPORTS)

@@ -14,10 +14,18 @@ from analysis._lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from analysis.export.response_template import VERSION, response_template
+    from analysis.export.tokenizer_config import (
+        config_path,
+        read_response_template,
+        write_response_template,
+    )
 
 _EXPORTS = {
     "response_template": "response_template",
     "VERSION": "response_template",
+    "config_path": "tokenizer_config",
+    "write_response_template": "tokenizer_config",
+    "read_response_template": "tokenizer_config",
 }
-__all__ = ["VERSION", "response_template"]
+__all__ = ["VERSION", "config_path", "read_response_template", "response_template", "write_response_template"]
 __getattr__ = lazy_getattr(__name__, _EXPORTS)

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
         Message,
         ToolCall,
         accumulate,
+        generated_call_id,
         map_result,
         message_deltas,
     )
@@ -29,6 +30,7 @@ _EXPORTS = {
     "message_deltas": "mapper",
     "OutputHooks": "hooks",
     "Route": "hooks",
+    "generated_call_id": "mapper",
 }
-__all__ = ["Delta", "Message", "OutputHooks", "Route", "ToolCall", "accumulate", "map_result", "message_deltas"]
+__all__ = ["Delta", "Message", "OutputHooks", "Route", "ToolCall", "accumulate", "generated_call_id", "map_result", "message_deltas"]
 __getattr__ = lazy_getattr(__name__, _EXPORTS)

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from analysis.phases.phase_log import PhaseLog
     from analysis.phases.reasoning import analyze_reasoning
     from analysis.phases.result import (
+        CallIdPosition,
         ContentAnalysis,
         Degradation,
         Evidence,
@@ -36,6 +37,7 @@ _EXPORTS = {
     "analyze_content": "content",
     "analyze_tools": "tools",
     "apply_workarounds": "workarounds",
+    "CallIdPosition": "result",
 }
-__all__ = ["ContentAnalysis", "Degradation", "Evidence", "PhaseLog", "ReasoningAnalysis", "TemplateAnalysis", "ToolsAnalysis", "analyze_content", "analyze_reasoning", "analyze_tools", "apply_workarounds"]
+__all__ = ["CallIdPosition", "ContentAnalysis", "Degradation", "Evidence", "PhaseLog", "ReasoningAnalysis", "TemplateAnalysis", "ToolsAnalysis", "analyze_content", "analyze_reasoning", "analyze_tools", "apply_workarounds"]
 __getattr__ = lazy_getattr(__name__, _EXPORTS)

@@ -11,7 +11,7 @@ from analysis._lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from analysis.probing.adapting import render_adapted
-    from analysis.probing.caps import Capabilities, detect_capabilities
+    from analysis.probing.caps import Capabilities, chat_template_problem, detect_capabilities
     from analysis.probing.diff import segment_diff
     from analysis.probing.probes import Comparison, ComparisonFailed, Prober
 
@@ -23,6 +23,7 @@ _EXPORTS = {
     "Comparison": "probes",
     "ComparisonFailed": "probes",
     "segment_diff": "diff",
+    "chat_template_problem": "caps",
 }
-__all__ = ["Capabilities", "Comparison", "ComparisonFailed", "Prober", "detect_capabilities", "render_adapted", "segment_diff"]
+__all__ = ["Capabilities", "Comparison", "ComparisonFailed", "Prober", "chat_template_problem", "detect_capabilities", "render_adapted", "segment_diff"]
 __getattr__ = lazy_getattr(__name__, _EXPORTS)

@@ -11,7 +11,7 @@ from analysis._lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from analysis.template.builtin import demo_template_path, templates_dir
-    from analysis.template.loading import LoadedTemplate, load_template
+    from analysis.template.loading import LoadedTemplate, load_template, read_json
     from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate, RenderRequest
     from analysis.template.sandbox import RenderLimits, compile_template
 
@@ -25,6 +25,7 @@ _EXPORTS = {
     "compile_template": "sandbox",
     "templates_dir": "builtin",
     "demo_template_path": "builtin",
+    "read_json": "loading",
 }
-__all__ = ["FROZEN_CLOCK", "ChatTemplate", "LoadedTemplate", "RenderLimits", "RenderRequest", "compile_template", "demo_template_path", "load_template", "templates_dir"]
+__all__ = ["FROZEN_CLOCK", "ChatTemplate", "LoadedTemplate", "RenderLimits", "RenderRequest", "compile_template", "demo_template_path", "load_template", "read_json", "templates_dir"]
 __getattr__ = lazy_getattr(__name__, _EXPORTS)
