@@ -19,6 +19,15 @@ if "AUTOPARSER_TEST_CACHE_DIR" not in os.environ:
 os.environ["AUTOPARSER_CACHE_DIR"] = os.environ["AUTOPARSER_TEST_CACHE_DIR"]
 os.environ.pop("AUTOPARSER_NO_CACHE", None)
 
+# Hypothesis: under CI (the CI variable set, as .ci/run and CI services do) the
+# examples are derived from each test, not drawn at random, so a run repeats;
+# locally they are random, and a failure prints the seed that reproduces it.
+from hypothesis import settings as _hypothesis_settings
+
+_hypothesis_settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+if os.environ.get("CI"):
+    _hypothesis_settings.load_profile("ci")
+
 #: the CPU limit runaway tests run under (seconds; short, so the suite stays
 #: fast; AUTOPARSER_TEST_RUNAWAY_CPU_S changes it, for a slow machine)
 RUNAWAY_CPU_S = float(os.environ.get("AUTOPARSER_TEST_RUNAWAY_CPU_S", "0.3"))

@@ -30,6 +30,9 @@ from analysis.template.loading import load_template
 from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate
 from tests.conftest import ZOO, needs_shared, reference_analysis
 
+#: the zoo-wide and fuzzing runs: left out of the fast loop (pytest -m 'not slow')
+pytestmark = pytest.mark.slow
+
 REFERENCE = [row for row in reference_analysis() if not row.get("specialized")]
 
 #: template -> {field: (reference value, our value, why)}.  "fix" marks a reference

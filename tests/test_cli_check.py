@@ -112,6 +112,7 @@ def test_check_without_paths_checks_the_project_templates() -> None:
     assert data["templates"] == len(list(PROJECT_TEMPLATES.rglob("*.jinja")))
 
 
+@pytest.mark.slow
 @needs_shared
 def test_check_on_the_shared_cases_agrees_with_the_conformance_test() -> None:
     from tests.test_conformance import KNOWN_FAILURES

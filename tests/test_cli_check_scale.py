@@ -15,6 +15,9 @@ from analysis.errors import InputError
 from tests.cli_helpers import assert_clean_error, run_cli
 from tests.conftest import PROJECT_TEMPLATES
 
+#: the zoo-wide and fuzzing runs: left out of the fast loop (pytest -m 'not slow')
+pytestmark = pytest.mark.slow
+
 SMALL = PROJECT_TEMPLATES / "tests"
 
 

@@ -221,6 +221,7 @@ def test_grammar_says_the_template_has_no_tool_calls() -> None:
     assert result.exit_code == 0 and "the template has no tool-call format" in result.stdout, result.stdout
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_a_parallel_check_within_a_second(tmp_path: Path) -> None:
     """Ctrl-C (SIGINT to the process group, as a terminal sends it) during
     ``check --jobs 2``: exit 130 with one line, no traceback from any process,
@@ -324,6 +325,7 @@ def test_check_output_at_80_columns_never_folds_a_marker() -> None:
     assert "┃ template" in wide and "┃ template" not in narrow
 
 
+@pytest.mark.slow
 def test_a_case_with_a_long_output_is_checked_in_linear_time(tmp_path: Path) -> None:
     """Every prefix of a long output would be quadratic: past 2,000
     characters, 200 evenly spaced prefixes are parsed (the stream still takes

@@ -26,6 +26,9 @@ from analysis.parsers.request import ChatRequest
 from peg.gbnf_reader import MatchStatus, read_gbnf
 from tests.conftest import SHARED, ZOO, needs_shared, reference_analysis
 
+#: the zoo-wide and fuzzing runs: left out of the fast loop (pytest -m 'not slow')
+pytestmark = pytest.mark.slow
+
 CASES_FILE = SHARED / "conformance" / "cases.jsonl"
 SPECIALIZED = {row["template"] for row in reference_analysis() if row.get("specialized")}
 CASES = (

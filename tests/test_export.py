@@ -60,6 +60,7 @@ def _parser(path: Path) -> AutoParser:
 # --- transformers reads the exported templates as autoparser does --------------------------
 
 
+@pytest.mark.slow
 @needs_shared
 @pytest.mark.parametrize("path", zoo_templates(), ids=lambda p: p.name)
 def test_every_zoo_template_exports_or_says_why(path: Path) -> None:
@@ -78,6 +79,7 @@ def test_every_zoo_template_exports_or_says_why(path: Path) -> None:
         assert "Python literals" in report.difference_line()
 
 
+@pytest.mark.slow
 @needs_shared
 def test_at_least_50_zoo_templates_with_calls_read_the_same() -> None:
     """Issue 23's bar: 50 zoo templates with tool calls, every probe read alike."""
@@ -135,6 +137,7 @@ def test_the_exported_template_streams_as_it_parses(name: str) -> None:
             assert stream.finalize()[0] == whole, (trip.probe, trip.text)
 
 
+@pytest.mark.slow
 @needs_shared
 @pytest.mark.parametrize("path", [p for p in zoo_templates() if p.name not in CANNOT], ids=lambda p: p.name)
 def test_zoo_exports_stream_as_they_parse(path: Path) -> None:

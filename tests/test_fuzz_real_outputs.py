@@ -27,6 +27,9 @@ from analysis.parsers.builder import turn_end_markers
 from analysis.parsers.request import ChatRequest
 from tests.conftest import SHARED, ZOO, needs_shared
 
+#: the zoo-wide and fuzzing runs: left out of the fast loop (pytest -m 'not slow')
+pytestmark = pytest.mark.slow
+
 CASES_FILE = SHARED / "conformance" / "cases.jsonl"
 
 

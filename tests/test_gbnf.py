@@ -255,6 +255,7 @@ def test_reference_outputs_are_accepted_by_reference_grammars() -> None:
     assert accepted == checked, failures
 
 
+@pytest.mark.slow
 @needs_shared
 def test_matcher_agrees_with_llguidance() -> None:
     llguidance = pytest.importorskip("llguidance")
@@ -310,6 +311,7 @@ def test_character_classes_use_only_escapes_llama_cpp_reads() -> None:
     assert matcher.match("-1^-y^x").accepted and not matcher.match("-1^-x").accepted
 
 
+@pytest.mark.slow
 @needs_shared
 def test_every_generated_grammar_is_readable_by_llguidance() -> None:
     """An independent GBNF reader loads the grammar generated for every case

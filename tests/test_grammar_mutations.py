@@ -14,6 +14,8 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import pytest
+
 from analysis.checks.conformance import CaseRunner
 from analysis.generation.grammar_check import check_output
 from analysis.parsers.request import ChatRequest
@@ -103,6 +105,7 @@ def _mutations(case: dict[str, Any], generated: Any) -> Iterator[tuple[str, str]
             break
 
 
+@pytest.mark.slow
 @needs_shared
 def test_our_grammars_reject_what_the_reference_rejects() -> None:
     runner = CaseRunner(ZOO)

@@ -153,6 +153,7 @@ def test_deeply_nested_output_is_kept_as_content_not_a_crash(template: str, outp
     assert "less deeply nested input" in cut.warning
 
 
+@pytest.mark.slow
 @needs_shared
 def test_degenerate_markers_stream_in_bounded_work() -> None:
     """Thousands of half-written call markers: full parses back off instead of one per chunk."""
@@ -268,6 +269,7 @@ def test_kimi_k3_role_starts_hold_only_the_turn_openings() -> None:
     assert a.assistant_start.startswith('<|open|>message role="assistant"<|sep|>')
 
 
+@pytest.mark.slow
 @needs_shared
 def test_preserved_tokens_are_markup_only() -> None:
     """Plain words (harmony's 'functions.', ' to=functions.', Gemma's 'call:') are not tokens."""

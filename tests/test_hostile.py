@@ -22,6 +22,9 @@ from analysis.template.sandbox import RenderLimits
 from tests.cli_helpers import assert_clean_error, run_cli
 from tests.conftest import PROJECT_TEMPLATES
 
+#: the zoo-wide and fuzzing runs: left out of the fast loop (pytest -m 'not slow')
+pytestmark = pytest.mark.slow
+
 BIG = 1_000_000_000
 
 #: name -> (template, a word the one-line error must hold)

@@ -88,6 +88,7 @@ def _agree(text: str, size: int) -> None:
         assert end == scanned.end, (text, scanned, end)
 
 
+@pytest.mark.slow
 @settings(max_examples=600, deadline=None)
 @given(text=_near_json(), size=st.integers(1, 5))
 def test_stream_and_scanner_agree_on_near_json(text: str, size: int) -> None:

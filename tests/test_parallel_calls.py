@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from analysis.checks.round_trip import _ID_STYLES, CALL_SETS, _rendered_calls, cut_ends
 from analysis.generation.generator import AutoParser
 from analysis.generation.hints import parse_hints
@@ -41,6 +43,7 @@ def _two_calls(path: Path) -> tuple[AutoParser, str] | None:
     return None
 
 
+@pytest.mark.slow
 @needs_shared
 def test_second_call_without_parallel_tool_calls_is_the_same_everywhere() -> None:
     checked = []

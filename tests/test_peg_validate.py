@@ -57,6 +57,7 @@ def _templates() -> list[Path]:
     return [t for t in zoo_templates() + own if t.name != "picky.jinja"]  # (picky needs a system turn)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", _templates(), ids=lambda t: t.name)
 def test_no_parser_the_project_builds_has_a_problem(path: Path) -> None:
     """The parsing parser and the strict one the grammar is made from, with and without tools."""

@@ -13,6 +13,9 @@ from analysis.template.loading import load_template
 from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate, RenderRequest
 from tests.conftest import SHARED, needs_shared, reference_analysis, zoo_templates
 
+#: the zoo-wide and fuzzing runs: left out of the fast loop (pytest -m 'not slow')
+pytestmark = pytest.mark.slow
+
 
 @needs_shared
 @pytest.mark.parametrize("path", zoo_templates(), ids=lambda p: p.name)

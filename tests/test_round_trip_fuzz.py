@@ -27,6 +27,9 @@ from analysis.template.loading import load_template
 from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate
 from tests.conftest import needs_shared, zoo_templates
 
+#: the zoo-wide and fuzzing runs: left out of the fast loop (pytest -m 'not slow')
+pytestmark = pytest.mark.slow
+
 AMBIGUOUS = {"LFM2.5-8B-A1B.jinja"}
 # (a string starts and ends with a letter: tagged values lose one newline at each
 # end, as the reference reads them, so an edge newline cannot round-trip)

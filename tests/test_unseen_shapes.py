@@ -138,6 +138,7 @@ MORE_CAUSES = {
 }
 
 
+@pytest.mark.slow
 @needs_shared
 def test_templates_more_pass_but_the_listed_failures() -> None:
     """Issue 21: at least 66 of the 71; each failure listed with its reason, and no listed one passes."""
@@ -149,6 +150,7 @@ def test_templates_more_pass_but_the_listed_failures() -> None:
     assert set(json.loads(KNOWN_MORE.read_text())) == set(MORE_CAUSES)
 
 
+@pytest.mark.slow
 @needs_shared
 @pytest.mark.parametrize("name", sorted(MORE_CAUSES))
 def test_each_listed_templates_more_failure_shows_its_cause(name: str) -> None:
