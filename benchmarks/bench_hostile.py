@@ -1,9 +1,9 @@
 """Hostile input through the installed ``autoparser`` with the default limits.
 
-For each template of ``tests/test_hostile.py`` (and a 5 MB and a 50 MB
+For each template of ``tests/analysis/template/test_hostile.py`` (and a 5 MB and a 50 MB
 template), runs ``autoparser analyze`` as a subprocess and reports the exit
 code, wall time and the peak memory of the command and its render worker.
-Then the sandbox escapes and repr payloads of ``tests/test_sandbox.py``
+Then the sandbox escapes and repr payloads of ``tests/analysis/template/test_sandbox.py``
 through ``render`` (nothing runs, nothing leaks), bad files and arguments
 (FIFOs, devices, a hostile GGUF, wrong requests, limits: one line, exit 2),
 fuzzed outputs (parsed whole and streamed), four concurrent ``check`` runs on

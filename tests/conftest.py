@@ -32,7 +32,12 @@ if os.environ.get("CI"):
 #: fast; AUTOPARSER_TEST_RUNAWAY_CPU_S changes it, for a slow machine)
 RUNAWAY_CPU_S = float(os.environ.get("AUTOPARSER_TEST_RUNAWAY_CPU_S", "0.3"))
 
-ROOT = Path(__file__).resolve().parent.parent
+TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
+#: deliberate differences from the reference corpus, with reasons (``check --known-failures``)
+SHARED_KNOWN_FAILURES = TESTS / "shared-known-failures.json"
+#: the templates-more templates not read, with reasons
+MORE_KNOWN_FAILURES = TESTS / "templates-more-known-failures.json"
 SHARED = ROOT.parent / "shared"
 ZOO = SHARED / "templates"
 PROJECT_TEMPLATES = ROOT / "templates"

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.conftest import ROOT
+
 LAYERS = ["template", "probing", "phases", "messages", "parsers", "generation", "export", "checks"]
 SHARED = {"errors", "userio", "fixtures", "disk_cache", "_lazy"}  # beside the layers, usable by all
 

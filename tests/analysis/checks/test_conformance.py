@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import random
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,7 +23,7 @@ from analysis.generation.streaming import StreamParser
 from analysis.messages.mapper import Message, accumulate
 from analysis.parsers.request import ChatRequest
 from peg.gbnf_reader import MatchStatus, read_gbnf
-from tests.conftest import SHARED, ZOO, needs_shared, reference_analysis
+from tests.conftest import SHARED, SHARED_KNOWN_FAILURES, ZOO, needs_shared, reference_analysis
 
 #: the zoo-wide and fuzzing runs: left out of the fast loop (pytest -m 'not slow')
 pytestmark = pytest.mark.slow
@@ -42,7 +41,7 @@ DEDICATED = [c for c in CASES if c["template"] in SPECIALIZED]
 #: reads the same file), as {"id": "check: cause"}.
 KNOWN_FAILURES: dict[str, tuple[str, str]] = {
     key: tuple(reason.split(": ", 1))  # type: ignore[misc]
-    for key, reason in json.loads((Path(__file__).parent / "shared-known-failures.json").read_text()).items()
+    for key, reason in json.loads(SHARED_KNOWN_FAILURES.read_text()).items()
     if "#" in key  # case ids (the file also lists the broken template)
 }
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli_helpers import assert_clean_error, run_cli
-from tests.conftest import PROJECT_TEMPLATES, SHARED, ZOO, needs_shared
+from tests.conftest import PROJECT_TEMPLATES, SHARED, SHARED_KNOWN_FAILURES, ZOO, needs_shared
 
 SMALL = PROJECT_TEMPLATES / "tests"
 
@@ -115,12 +115,12 @@ def test_check_without_paths_checks_the_project_templates() -> None:
 @pytest.mark.slow
 @needs_shared
 def test_check_on_the_shared_cases_agrees_with_the_conformance_test() -> None:
-    from tests.test_conformance import KNOWN_FAILURES
+    from tests.analysis.checks.test_conformance import KNOWN_FAILURES
 
     # The conformance test runs all 348 cases; here the command runs the known
     # failures and the first case of every other template (the same runner,
     # through the CLI's selection, known-failures list and counts).
-    known = Path(__file__).parent / "shared-known-failures.json"
+    known = SHARED_KNOWN_FAILURES
     cases = [json.loads(line) for line in (SHARED / "conformance" / "cases.jsonl").read_text().splitlines() if line.strip()]
     firsts = {c["template"]: c["id"] for c in reversed(cases)}
     chosen = sorted(set(KNOWN_FAILURES) | set(firsts.values()))

@@ -5,7 +5,6 @@ reads back, through the generic mechanism."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -15,7 +14,7 @@ from analysis.generation.generator import auto_parser
 from analysis.parsers.request import ChatRequest
 from analysis.template.loading import load_template
 from tests.cli_helpers import run_cli
-from tests.conftest import PROJECT_TEMPLATES, ZOO, needs_shared
+from tests.conftest import MORE_KNOWN_FAILURES, PROJECT_TEMPLATES, ZOO, needs_shared
 
 SMALL = PROJECT_TEMPLATES / "tests"
 
@@ -127,7 +126,7 @@ def test_a_section_opener_of_two_markers_may_hold_the_turns_text() -> None:
 # --- the templates-more collection: what passes, and why the rest cannot ------------------------
 
 MORE = ZOO.parent / "templates-more"
-KNOWN_MORE = Path(__file__).parent / "templates-more-known-failures.json"
+KNOWN_MORE = MORE_KNOWN_FAILURES
 #: per listed template, what its check's failure shows (the cause its reason names)
 MORE_CAUSES = {
     "functionary-v2.jinja": "all\\n<|content|>",

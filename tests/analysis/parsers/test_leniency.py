@@ -102,7 +102,7 @@ def test_a_second_parallel_call_cut_off_keeps_the_first() -> None:
 
 
 def test_a_broken_call_keeps_the_output_unchanged() -> None:
-    """(An argument named outside the schema is kept: tests/test_recovery.py.)"""
+    """(An argument named outside the schema is kept: tests/analysis/parsers/test_recovery.py.)"""
     output = 'Sure.\n<tool_call>\n<function=get_weather>\n<parameter name="city">Paris</parameter>\n</function>\n</tool_call>'
     outcome = zoo_generated("Qwen3-Coder.jinja").parse(output)
     assert not outcome.ok and not outcome.need_more
