@@ -102,7 +102,7 @@ def render(
     capabilities (system turn merged into the first user turn, ...) and rendered
     again; stderr says so, with the template's own error.
 
-    Example: autoparser render model/tokenizer_config.json --scenario all
+    Example: autoparser render templates/demo.jinja --scenario all
     """
     from analysis.fixtures import FULL_CONVERSATION, WEATHER_TOOL
     from analysis.probing import render_adapted
@@ -197,7 +197,7 @@ def analyze(
     one-message request (with --tools, or the built-in weather tool unless --no-tools);
     --parser, --grammar or --all add the PEG parser and the GBNF grammar.
 
-    Example: autoparser analyze Qwen3-Coder.jinja --diffs
+    Example: autoparser analyze templates/tests/tagged_xml.jinja --diffs
     """
     import json
 
@@ -277,7 +277,7 @@ def grammar(
     over the part of the output the grammar constrains (from the first trigger
     after the reasoning when the grammar is lazy).
 
-    Example: autoparser grammar Qwen3-Coder.jinja --tools tools.json --check out.txt
+    Example: autoparser grammar templates/tests/tagged_xml.jinja --tools examples/tools.json --check examples/tagged_call.txt
 
     Exit status: 0 printed (with --check: the output fits), 1 it does not fit, 2 bad input.
     """
@@ -373,7 +373,7 @@ def parse(
 
     The request is --request's, else one message "Hello" with --tools (if given).
 
-    Example: autoparser parse --template Qwen3-Coder.jinja --tools tools.json out.txt
+    Example: autoparser parse --template templates/tests/tagged_xml.jinja --tools examples/tools.json examples/tagged_call.txt
 
     Exit status: 0 parsed, 1 the output does not fit the format (the message
     then holds everything as content), 2 bad input.
@@ -525,7 +525,7 @@ def check(
 ) -> None:
     """Check template collections and expected-parse case files (for CI).
 
-    Example: autoparser check models/ --lock autoparser.lock --jobs 4
+    Example: autoparser check templates/ --jobs 2 --junit check.xml
 
     Exit status: 0 everything passed, 1 a failure, 2 bad input.
     """
@@ -593,7 +593,7 @@ def export(
     probes before it is written (pip install 'autoparser[hf]'). Only the markers
     matter: the tools are --tools, else the built-in weather tool.
 
-    Example: autoparser export Qwen3-Coder.jinja -o response_template.json
+    Example: autoparser export templates/demo.jinja -o response_template.json
 
     Exit status: 0 written (or --check: every probe reads the same), 1 the format
     cannot be expressed or reads differently, 2 bad input.
