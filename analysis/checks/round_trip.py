@@ -67,8 +67,14 @@ CALL_SETS: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]] = {
     "two calls": (WEATHER_TOOL, [{"city": "Paris"}, {"city": "Lyon", "unit": "celsius"}]),
     "typed values": (TYPED_TOOL, [TYPED_VALUES]),
 }
-#: call ids as most templates take them, and as Kimi K2 models write them
-_ID_STYLES = ("call_{i:04d}", "functions.get_weather:{i}")
+#: call ids as most templates take them (a dedicated format adds its models' own: Handler.probe_call_id)
+ID_STYLE = "call_{i:04d}"
+
+
+def id_styles(parser: AutoParser) -> tuple[str, ...]:
+    """The call id styles the probes render calls with: the common one, then the format's own."""
+    own = parser.handler.probe_call_id if parser.handler is not None else ""
+    return (ID_STYLE, own) if own else (ID_STYLE,)
 
 
 class ProbeStatus(str, enum.Enum):
@@ -132,7 +138,7 @@ def _calls_probe(parser: AutoParser, name: str, tool: dict[str, Any], arguments:
 
     first: str | None = None  # the first id style's render explains a failure
     unaligned = False
-    for style in _ID_STYLES:  # (the second style is rendered only when the first does not read back)
+    for style in id_styles(parser):  # (the second style is rendered only when the first does not read back)
         text = _rendered_calls(parser.template, generated, tool, arguments, style)
         if text is None:
             continue
@@ -165,7 +171,7 @@ def _reply_and_call_probe(parser: AutoParser, name: str) -> RoundTrip:
         return said and [(c.name, _loads(c.arguments)) for c in message.tool_calls] == [("get_weather", {"city": "Paris"})]
 
     outcomes: list[RoundTrip] = []  # per id style: a failure wins over a skip
-    for style in _ID_STYLES:
+    for style in id_styles(parser):
         call = {"id": style.format(i=0), "type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}
         found = _turn(parser.template, {"role": "assistant", "content": SAY, "tool_calls": [call]}, [WEATHER_TOOL])
         if found is None or SAY not in found[0] or "Paris" not in found[0]:

@@ -23,9 +23,10 @@ names.  Every name is here, once.
     TOOL_ARG_PY        a Python literal (True, None, 'single quotes')
     TOOL_ARG_ENCODED   a JSON string holding the JSON of an object or array (GLM's double-escaped arguments)
     TOOL_ARG_TYPED     a value read by its schema's type, which may still turn out to be text: shown once complete
-    TOOL_ARG_GEMMA     a Gemma 4 value (bare keys, <|"|> strings); decoded by its handler
-    HARMONY_MSG        a harmony message (gpt-oss); HARMONY_MSG_RAW when reasoning stays in content
-    H_TO, H_CHANNEL, H_BODY   a harmony message's recipient, channel and body
+
+A dedicated format's own captures are named in its handler module (harmony's
+messages, Gemma 4's values), which tells the readers how to read them
+through its ``OutputHooks``.
 """
 
 from __future__ import annotations
@@ -48,15 +49,6 @@ TOOL_ARG_RAW = "tool-arg-raw"
 TOOL_ARG_PY = "tool-arg-py"
 TOOL_ARG_ENCODED = "tool-arg-encoded"
 TOOL_ARG_TYPED = "tool-arg-typed"
-TOOL_ARG_GEMMA = "tool-arg-gemma"
-HARMONY_MSG = "harmony-msg"
-HARMONY_MSG_RAW = "harmony-msg-raw"
-H_TO = "h-to"
-H_CHANNEL = "h-channel"
-H_BODY = "h-body"
-
-#: the captures that are a whole harmony message
-HARMONY_MESSAGES = (HARMONY_MSG, HARMONY_MSG_RAW)
 
 
 def content(item: Parser) -> Parser:

@@ -50,6 +50,9 @@ class Handler:
     #: own; None: the spec cannot express the format (``response_unsupported`` says why)
     response_fields: Callable[[TemplateAnalysis], dict[str, Any]] | None = None
     response_unsupported: str = ""
+    #: the call id its models write, a format with ``{i}`` (Kimi K2's
+    #: ``functions.get_weather:{i}``): the round-trip probes render calls with it too
+    probe_call_id: str = ""
 
 
 def probe_call_render(prober: Prober, arguments: dict[str, Any] | None = None) -> str:

@@ -15,12 +15,7 @@ from typing import Any
 from analysis.messages import tags
 from analysis.messages.hooks import OutputHooks
 from analysis.messages.pyliteral import json_number
-from analysis.messages.tags import (
-    TOOL_ARG,
-    TOOL_ARG_GEMMA,
-    TOOL_ARG_NAME,
-    TOOL_ARG_RAW,
-)
+from analysis.messages.tags import TOOL_ARG, TOOL_ARG_NAME, TOOL_ARG_RAW
 from analysis.parsers.builder import (
     BuiltParser,
     boilerplate_and_reasoning_start,
@@ -45,6 +40,8 @@ from analysis.probing.probes import ARG_A, FUN_A, Prober
 from peg import combinators as p
 from peg.combinators import UNBOUNDED, Parser, Ref
 
+#: Gemma 4's own capture: a value (bare keys, <|"|> strings), decoded by gemma_to_json
+TOOL_ARG_GEMMA = "tool-arg-gemma"
 QUOTE = '<|"|>'
 CALL_START = "<|tool_call>"
 CALL_END = "<tool_call|>"

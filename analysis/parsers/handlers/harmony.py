@@ -16,17 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from analysis.messages.hooks import DROP, OutputHooks, Route
-from analysis.messages.tags import (
-    CONTENT,
-    H_BODY,
-    H_CHANNEL,
-    H_TO,
-    HARMONY_MESSAGES,
-    HARMONY_MSG,
-    HARMONY_MSG_RAW,
-    REASONING,
-    TOOL_ARGS,
-)
+from analysis.messages.tags import CONTENT, REASONING, TOOL_ARGS
 from analysis.parsers.builder import BuiltParser, boilerplate_and_reasoning_start, tool_functions
 from analysis.parsers.handlers.base import Handler, with_tool_markers
 from analysis.parsers.request import ChatRequest
@@ -43,6 +33,16 @@ from analysis.probing.probes import Prober, assistant, conversation
 from peg import combinators as p
 from peg.combinators import UNBOUNDED
 from peg.engine import TagNode
+
+# harmony's own captures: a message (HARMONY_MSG_RAW when reasoning stays in
+# content), and its recipient, channel and body
+HARMONY_MSG = "harmony-msg"
+HARMONY_MSG_RAW = "harmony-msg-raw"
+H_TO = "h-to"
+H_CHANNEL = "h-channel"
+H_BODY = "h-body"
+#: the captures that are a whole harmony message
+HARMONY_MESSAGES = (HARMONY_MSG, HARMONY_MSG_RAW)
 
 ENDS = ("<|end|>", "<|call|>", "<|return|>")
 SEPARATOR = "<|start|>assistant"

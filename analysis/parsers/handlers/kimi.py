@@ -106,4 +106,4 @@ def response_fields(analysis: TemplateAnalysis) -> dict[str, Any]:
     return {"fields": {"tool_calls": call_field(opened, CALL_END, "json")}}
 
 
-HANDLER = Handler("kimi-k2", detect, refine, build=build, response_fields=response_fields)
+HANDLER = Handler("kimi-k2", detect, refine, build=build, response_fields=response_fields, probe_call_id="functions.get_weather:{i}")

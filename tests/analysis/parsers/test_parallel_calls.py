@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.checks.round_trip import _ID_STYLES, CALL_SETS, _rendered_calls, cut_ends
+from analysis.checks.round_trip import CALL_SETS, _rendered_calls, cut_ends, id_styles
 from analysis.generation.generator import AutoParser
 from analysis.generation.hints import parse_hints
 from analysis.generation.streaming import stream_output
@@ -32,7 +32,7 @@ def _two_calls(path: Path) -> tuple[AutoParser, str] | None:
     if parser.analysis.tools.format.mode is ToolFormat.NONE:
         return None
     on = parser.generate(ChatRequest.from_json({"messages": [{"role": "user", "content": "hi"}], "tools": [TOOL], "parallel_tool_calls": True}))
-    for style in _ID_STYLES:
+    for style in id_styles(parser):
         text = _rendered_calls(parser.template, on, TOOL, ARGUMENTS, style)
         for end in cut_ends(text or ""):  # less the end of turn the render carries
             outcome = on.parse(text[:end]) if text else None
