@@ -88,7 +88,7 @@ def _marker_table(
     table = Table(title=Text(title), show_header=False, title_justify="left")
     table.add_column("field", style="bold", overflow="fold")
     table.add_column("value", overflow="fold")  # never cut with an ellipsis
-    sources = {name: _source(evidence.get(field_of(name), "")) for name, _ in rows} if evidence else {}
+    sources = {name: evidence.get(field_of(name), "") for name, _ in rows} if evidence else {}
     if any(sources.values()):
         table.add_column("from", style="dim", overflow="fold")
     for name, value in rows:
@@ -109,14 +109,6 @@ def _marker_table(
     return table
 
 
-def _source(cited: str) -> str:
-    """Where a marker came from, short: the comparison's name, or "handler
-    NAME" / "workaround NAME" (their rules are in the Tokens table and --json)."""
-    if cited.startswith("set by the "):
-        return cited[len("set by the ") :].split(": ", 1)[0]
-    return cited
-
-
 def _tool_field(name: str) -> str:
     """A row of the tool-call table as its dotted field name."""
     return "tools." + name if "." in name else "tools.format." + name
@@ -127,7 +119,7 @@ def analysis_tables(analysis: TemplateAnalysis) -> list[Table]:
     function / argument / call-id markers, generation prompt, tokens, degradations."""
     a = analysis
     fmt, fn, args, cid = a.tools.format, a.tools.function, a.tools.arguments, a.tools.call_id
-    cited = {e.field: e.comparison for e in a.evidence}
+    cited = {e.field: f"{e.source} {e.by}" if e.source in ("handler", "workaround") else e.comparison for e in a.evidence}
     tables = [
         caps_table(a.template, a.caps),
         _marker_table("Roles", [("user_start", a.user_start), ("assistant_start", a.assistant_start)], cited),

@@ -63,14 +63,14 @@ def analyze_template(
     before = result.marker_fields()
     result, fired = apply_workarounds(template.source, result)
     for name in fired:
-        log.cite_source(f"workaround: {name}", "a rule over the template source")
-    _cite_changes(log, before, result.marker_fields(), f"set by the workaround {', '.join(fired)}")
+        log.cite_source(f"workaround: {name}", "a rule over the template source", "workaround", name)
+    _cite_changes(log, before, result.marker_fields(), f"set by the workaround {', '.join(fired)}", "workaround", ", ".join(fired))
     if found is not None:  # the handler's markers replace what the diffs could see
         handler, rule = found
         before = result.marker_fields()
         result = replace(handler.refine(result, template.source), specialized=handler.name, specialized_rule=rule)
-        log.cite_source(f"handler: {handler.name}", rule)
-        _cite_changes(log, before, result.marker_fields(), f"set by the handler {handler.name}: {rule}")
+        log.cite_source(f"handler: {handler.name}", rule, "handler", handler.name)
+        _cite_changes(log, before, result.marker_fields(), f"set by the handler {handler.name}: {rule}", "handler", handler.name)
     generation = generation_prompt(prober, log, result.reasoning, enable_thinking)
     markers = result.marker_fields()
     tokens = found[0].tokens if found is not None and found[0].tokens else preserved_tokens(markers)
@@ -84,11 +84,11 @@ def analyze_template(
     )
 
 
-def _cite_changes(log: PhaseLog, before: dict[str, str], after: dict[str, str], why: str) -> None:
+def _cite_changes(log: PhaseLog, before: dict[str, str], after: dict[str, str], why: str, source: str, by: str) -> None:
     """Cite ``why`` for every marker field a workaround or handler changed."""
     for name, value in after.items():
         if before.get(name) != value:
-            log.cite_source(name, why)
+            log.cite_source(name, why, source, by)
 
 
 #: A preserved token is markup (:data:`MARKUP_CHARS`): `` to=functions.`` is

@@ -35,10 +35,11 @@ class PhaseLog:
         prefix, left, right, suffix = short_diff(comparison.diff)
         self._evidence[field] = Evidence(field, comparison.name, prefix, left, right, suffix)
 
-    def cite_source(self, field: str, why: str) -> None:
-        """Record that ``field`` was set by a rule over the template source (a
-        workaround or a handler): ``why`` says which and how."""
-        self._evidence[field] = Evidence(field, why, "", "", "", "")
+    def cite_source(self, field: str, why: str, source: str = "rule", by: str = "") -> None:
+        """Record that ``field`` was set by a rule over the template source:
+        ``source`` says what kind ("handler", "workaround", "rule"), ``by``
+        which one, ``why`` how."""
+        self._evidence[field] = Evidence(field, why, "", "", "", "", source, by)
 
     def degrade(self, phase: str, failure: ComparisonFailed | str, comparison: str = "") -> None:
         """Record that ``phase`` could not (fully) run."""

@@ -161,7 +161,9 @@ class ToolsAnalysis(_Jsonable):
 
 @dataclass(frozen=True)
 class Evidence(_Jsonable):
-    """Where a marker came from: the comparison and its (shortened) diff."""
+    """Where a marker came from: the comparison and its (shortened) diff, or
+    (``source`` "handler", "workaround" or "rule") the rule over the template
+    source that set it, named in ``by``, with ``comparison`` saying how."""
 
     field: str
     comparison: str
@@ -169,6 +171,8 @@ class Evidence(_Jsonable):
     left: str
     right: str
     suffix: str
+    source: str = "comparison"
+    by: str = ""
 
 
 @dataclass(frozen=True)
