@@ -23,9 +23,11 @@ from analysis.generation.results import ParseOutcome
 from analysis.generation.shown_text import unshown_from, with_rest
 from analysis.messages.hooks import DROP, OutputHooks
 from analysis.messages.mapper import (
+    VALUE_READINGS,
     Delta,
     Message,
     NotAnExtension,
+    Streamed,
     ToolCall,
     arguments_delta,
     content_delta,
@@ -40,9 +42,6 @@ from analysis.messages.tags import (
     REASONING_BLOCK,
     TOOL,
     TOOL_ARG,
-    TOOL_ARG_PY,
-    TOOL_ARG_RAW,
-    TOOL_ARG_STRING,
     TOOL_ARGS,
     TOOL_NAME,
 )
@@ -53,7 +52,9 @@ from peg.text import WS as _WS
 
 #: the captures that are themselves a message field (the tagged string value
 #: feeds the call's arguments)
-_FIELDS = (CONTENT, REASONING, TOOL_ARGS, TOOL_ARG_STRING)
+#: the value captures a stream shows growing (the mapper's reading table says how)
+_TRIMMED = tuple(tag for tag, reading in VALUE_READINGS.items() if reading.streamed is Streamed.TRIMMED)
+_FIELDS = (CONTENT, REASONING, TOOL_ARGS, *_TRIMMED)
 #: full parses may read this many characters per character of output (plus
 #: :data:`_WORK_SLACK`) before a stuck stream starts to wait between them
 _WORK_PER_CHAR = 32
@@ -65,7 +66,7 @@ _PATIENT_FROM = 1024
 _PRODUCTIVE_RUN = 256
 #: values whose only ``until`` is the inside of a string: a chunk there appends
 #: its JSON escape (and so do the value captures of a format's own hooks)
-_STRING_VALUES = (TOOL_ARG_PY, TOOL_ARG_RAW)
+_STRING_VALUES = tuple(tag for tag, reading in VALUE_READINGS.items() if reading.streamed is Streamed.ESCAPED)
 
 
 def _frontier_tag(

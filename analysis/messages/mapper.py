@@ -18,6 +18,7 @@ calls appear in order, a call's arguments only append):
 
 from __future__ import annotations
 
+import enum
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -143,14 +144,34 @@ def encoded_json_value(text: str, complete: bool) -> str:
     return json.dumps(inner, ensure_ascii=False) if isinstance(inner, (dict, list)) else value
 
 
-#: the generic value captures and their decoders ``(text, complete) -> JSON text``
-_DECODERS: dict[str, Callable[[str, bool], str]] = {
-    TOOL_ARG_STRING: string_value,
-    TOOL_ARG_JSON: json_value,
-    TOOL_ARG_ENCODED: encoded_json_value,
-    TOOL_ARG_RAW: raw_string_value,
-    TOOL_ARG_PY: py_to_json,
+class Streamed(enum.Enum):
+    """How a stream shows a value capture while it grows."""
+
+    WHOLE = "whole"  #: once complete (JSON, typed values): the full parse shows it
+    ESCAPED = "escaped"  #: each chunk appends its JSON escape (text written verbatim)
+    TRIMMED = "trimmed"  #: escaped, less one newline at each end (a trailing one waits)
+
+
+@dataclass(frozen=True)
+class ValueReading:
+    """How a value capture is read: ``decode(text, complete)`` gives its JSON
+    text (the mapper), ``streamed`` how a stream shows it growing (the stream
+    parser's fast path); one table, so the two read a value alike."""
+
+    decode: Callable[[str, bool], str]
+    streamed: Streamed
+
+
+#: the generic value captures and how each is read (a format's own captures
+#: are its hooks' ``value_decoders``, streamed escaped)
+VALUE_READINGS: dict[str, ValueReading] = {
+    TOOL_ARG_STRING: ValueReading(string_value, Streamed.TRIMMED),
+    TOOL_ARG_JSON: ValueReading(json_value, Streamed.WHOLE),
+    TOOL_ARG_ENCODED: ValueReading(encoded_json_value, Streamed.WHOLE),
+    TOOL_ARG_RAW: ValueReading(raw_string_value, Streamed.ESCAPED),
+    TOOL_ARG_PY: ValueReading(py_to_json, Streamed.ESCAPED),
 }
+_DECODERS: dict[str, Callable[[str, bool], str]] = {tag: reading.decode for tag, reading in VALUE_READINGS.items()}
 
 
 def _tagged_arguments(call: TagNode, hooks: OutputHooks, final: bool) -> str:
