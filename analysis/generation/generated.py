@@ -116,7 +116,7 @@ class Generated:
         message = map_result(result, self.keeps_reasoning_in_content, self.hooks)
         if partial and result.status is Status.NEED_MORE:
             message = self.hold_open_reasoning(result, message)[0]
-        strict = self.built.strict
+        without_fallback = self.built.without_fallback
         trigger = self.built.trigger
         if not partial and trigger and trigger in message.content:
             # a call marker read as text: if the output ends inside a call (a
@@ -127,9 +127,9 @@ class Generated:
                 if len(cut_message.tool_calls) > len(message.tool_calls):
                     warning = "the output ends inside a tool call (cut off at max_tokens?)"
                     return ParseOutcome(cut_message, False, warning, need_more=True)
-        if not partial and strict is not None and trigger and not message.tool_calls and trigger in message.content:
+        if not partial and without_fallback is not None and trigger and not message.tool_calls and trigger in message.content:
             # the tool-call marker is there but no call parsed: keep the text, say why
-            failed = parse(strict, self.generation_prompt + output)
+            failed = parse(without_fallback, self.generation_prompt + output)
             if failed.status is Status.FAILURE:  # the output, unchanged: nothing lost or moved
                 cut = self._cut_short(output, failed, partial)
                 if cut is not None:
@@ -173,9 +173,9 @@ class Generated:
         could fit (it breaks the format)."""
         if partial:
             return None
-        # a valid beginning of the strict form (calls and all, no all-content fallback)
-        strict = self.built.strict or self.built.parser
-        if parse(strict, self.generation_prompt + output, partial=True).status is not Status.NEED_MORE:
+        # a valid beginning of the form without its all-content fallback (calls and all)
+        form = self.built.without_fallback or self.built.parser
+        if parse(form, self.generation_prompt + output, partial=True).status is not Status.NEED_MORE:
             return None
         result = self.parse_text(output, partial=True)  # what streaming showed
         if result.status is Status.FAILURE:

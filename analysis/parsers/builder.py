@@ -54,7 +54,9 @@ class BuiltParser:
     tool_calls: Parser | None  #: the calls part (the lazy grammar's root)
     trigger: str  #: the marker that starts tool calls ("" when none)
     extracts_reasoning: bool
-    strict: Parser | None = None  #: the parser without the all-content fallback (to explain a broken call)
+    #: the parser without the all-content fallback (to explain a broken call);
+    #: ("strict" means one thing: the form the grammar takes, ``for_grammar``)
+    without_fallback: Parser | None = None
     #: the same built for the grammar, where it constrains more than the parser reads
     grammar_source: BuiltParser | None = None
     #: regexes that switch the lazy grammar on from their first group (instead
@@ -759,7 +761,7 @@ def build_parser(
     reasoning = _reasoning(analysis, cleared, (trigger_text,) if trigger_text else (), stops, for_grammar) if extracts else p.eps()
     tool_calls: Parser | None = None
     trigger = ""
-    strict: Parser | None = None
+    without_fallback: Parser | None = None
     if request.json_schema is not None:
         fence_open = p.optional(p.literal("```") + p.optional(p.literal("json")) + p.space())  # models often fence it
         fence_close = p.optional(p.literal("```") + p.space())
@@ -797,8 +799,8 @@ def build_parser(
             body = reasoning + with_calls
         else:
             body = reasoning + p.choice(with_calls, _content_only(analysis, stops))
-            strict = p.literal(boilerplate) + reasoning + with_calls
+            without_fallback = p.literal(boilerplate) + reasoning + with_calls
     else:
         body = reasoning + _content_only(analysis, stops)
     parser = p.literal(boilerplate) + body
-    return BuiltParser(parser, boilerplate, body, tool_calls, trigger, extracts, strict)
+    return BuiltParser(parser, boilerplate, body, tool_calls, trigger, extracts, without_fallback)
