@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from analysis.errors import RenderLimitError, TemplateRenderError
+from analysis.errors import TemplateRenderError
 from analysis.template.rendering import ChatTemplate, RenderRequest
 from analysis.template.sandbox import IndexTrackingStr
 
@@ -65,36 +65,28 @@ def _tool_conversation(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _try_render(template: ChatTemplate, request: RenderRequest) -> str | None:
-    try:
-        return template.render(request)
-    except RenderLimitError:
-        raise  # a runaway template is an error, not a missing capability
-    except TemplateRenderError:
-        return None
+    """The render's text, None when the template raises (a sandbox limit still raises)."""
+    return template.probe(request).text
 
 
 def detect_capabilities(template: ChatTemplate) -> Capabilities:
     """Run the probe renders and return the capability flags."""
     # String content: a single user turn renders, with a null tool entry and
     # strict undefined-to-JSON, as the reference probes it (see README: caps).
-    template.strict_undefined_json = True
-    try:
-        string_out = _try_render(
-            template,
-            RenderRequest(
-                [{"role": "user", "content": "PROBE_STRING_CONTENT"}],
-                tools=[None],  # type: ignore[list-item]
-                add_generation_prompt=True,
-            ),
-        )
-    finally:
-        template.strict_undefined_json = False
+    string_out = template.probe(
+        RenderRequest(
+            [{"role": "user", "content": "PROBE_STRING_CONTENT"}],
+            tools=[None],  # type: ignore[list-item]
+            add_generation_prompt=True,
+        ),
+        strict_undefined_json=True,
+    ).text
     supports_string = string_out is not None and "PROBE_STRING_CONTENT" in string_out
 
     # Typed content: the template indexes content as a list.
     probe = IndexTrackingStr("content")
-    _try_render(template, RenderRequest([{"role": "user", "content": probe}], add_generation_prompt=True))
-    supports_typed = template.indexed_strings > 0
+    typed = template.probe(RenderRequest([{"role": "user", "content": probe}], add_generation_prompt=True))
+    supports_typed = typed.indexed_strings > 0
 
     system_out = _try_render(
         template,
@@ -111,18 +103,16 @@ def detect_capabilities(template: ChatTemplate) -> Capabilities:
     # Tool calls: object arguments first, then JSON-string arguments.
     supports_calls = supports_object = False
     for arguments in ({"arg": "PROBE_ARG_VALUE"}, '{"arg": "PROBE_ARG_VALUE"}'):
-        template.stringified_containers = 0
-        out = _try_render(
-            template,
+        rendered = template.probe(
             RenderRequest(
                 _tool_conversation([_call("call00001", "probe_call_one", arguments)]),
                 tools=tools,
                 add_generation_prompt=True,
-            ),
+            )
         )
-        if out is not None and "probe_call_one" in out:
+        if rendered.text is not None and "probe_call_one" in rendered.text:
             supports_calls = True
-            supports_object = isinstance(arguments, dict) and template.stringified_containers == 0
+            supports_object = isinstance(arguments, dict) and rendered.stringified_containers == 0
             break
 
     parallel_out = _try_render(

@@ -20,7 +20,7 @@ from analysis.errors import (
     TemplateSyntaxError,
 )
 from analysis.template.loading import LoadedTemplate
-from analysis.template.render_worker import worker
+from analysis.template.render_worker import RenderStats, worker
 from analysis.template.sandbox import RenderLimits
 
 #: The clock analysis uses so that renders are reproducible.
@@ -88,14 +88,6 @@ class ChatTemplate:
         self.output_chars = 0
         #: All renders share one budget, requests included (see :meth:`new_budget`).
         self.one_budget = False
-        #: How often the last render's ``+`` turned a dict or list into JSON text
-        #: (caps use it to tell templates that expect string tool-call arguments).
-        self.stringified_containers = 0
-        #: How often the last render indexed an ``IndexTrackingStr`` like a list.
-        self.indexed_strings = 0
-        #: When set, ``tojson`` of an undefined value raises (as in llama.cpp's
-        #: engine); capability probes use it to mirror the reference.
-        self.strict_undefined_json = False
         if len(self.source) > self.limits.max_template_chars:
             raise TemplateLoadError(
                 f"{self.name}: template too large: {len(self.source):,} characters, over the limit of "
@@ -103,7 +95,9 @@ class ChatTemplate:
             )
         self._key = _source_key(self.source)
         # the worker outlives settings: the parent says where the cache is
-        self._call({"op": "compile", "cache": disk_cache.cache_dir()})
+        status, payload, _ = self._call({"op": "compile", "cache": disk_cache.cache_dir()})
+        if status != "ok":
+            _raise_reply(payload, self.name)
 
     def new_budget(self) -> None:
         """Start the template's budgets (CPU time and output of all renders)
@@ -115,7 +109,8 @@ class ChatTemplate:
             self.cpu_used = 0.0
             self.output_chars = 0
 
-    def _call(self, request: dict[str, Any]) -> Any:
+    def _call(self, request: dict[str, Any]) -> tuple[str, Any, RenderStats | None]:
+        """One worker request under what is left of the CPU budget: (status, payload, stats)."""
         remaining = self.limits.template_cpu_s - self.cpu_used
         if remaining <= 0.001:
             raise RenderLimitError(
@@ -129,34 +124,74 @@ class ChatTemplate:
         status, payload, stats = worker().request(request, self.source)
         if stats is not None:
             self.cpu_used += stats.cpu_s
-            self.stringified_containers = stats.stringified_containers
-            self.indexed_strings = stats.indexed_strings
-        if status == "ok":
-            return payload
-        _raise_reply(payload, self.name)
+        return status, payload, stats
 
     def render(self, request: RenderRequest) -> str:
         """Render ``request``; raises a :class:`TemplateRenderError` subclass on failure."""
+        text, error, _ = self._render(request, strict_undefined_json=False)
+        if text is None:
+            _raise_reply(error, self.name)
+        return text
+
+    def probe(self, request: RenderRequest, strict_undefined_json: bool = False) -> ProbeRender:
+        """Render ``request`` for a capability probe: its text (None when the
+        template raised) and what the render noticed, failed or not.  With
+        ``strict_undefined_json``, ``tojson`` of an undefined value raises (as
+        in llama.cpp's engine, which the reference probes with).  A sandbox
+        limit still raises: a runaway template is an error, not a missing capability."""
+        text, error, stats = self._render(request, strict_undefined_json)
+        if text is None:
+            try:
+                _raise_reply(error, self.name)
+            except RenderLimitError:
+                raise
+            except TemplateRenderError:
+                return ProbeRender(None, stats)
+        return ProbeRender(text, stats)
+
+    def _render(self, request: RenderRequest, strict_undefined_json: bool) -> tuple[str | None, Any, RenderStats | None]:
+        """(text, None, stats) for a render, (None, the worker's error, stats) for a failed one."""
         if self.output_chars > self.limits.template_output_chars:
             raise RenderLimitError(self._over_output(), self.name)
-        text: str = self._call(
+        status, payload, stats = self._call(
             {
                 "op": "render",
                 "variables": request.variables(self.template),
                 "now": self.clock() if self.clock is not None else None,
-                "strict_undefined_json": self.strict_undefined_json,
+                "strict_undefined_json": strict_undefined_json,
             }
         )
+        if status != "ok":
+            return None, payload, stats
+        text: str = payload
         self.output_chars += len(text)
         if self.output_chars > self.limits.template_output_chars:
             raise RenderLimitError(self._over_output(), self.name)
-        return text
+        return text, None, stats
 
     def _over_output(self) -> str:
         return (
             f"sandbox limit: the template's renders produced over {self.limits.template_output_chars:,} characters "
             "in all (RenderLimits.template_output_chars)"
         )
+
+
+@dataclass(frozen=True)
+class ProbeRender:
+    """A probe render's text (None: the template raised) and what it noticed."""
+
+    text: str | None
+    stats: RenderStats | None
+
+    @property
+    def stringified_containers(self) -> int:
+        """How often the render's ``+`` turned a dict or list into JSON text."""
+        return self.stats.stringified_containers if self.stats is not None else 0
+
+    @property
+    def indexed_strings(self) -> int:
+        """How often the render indexed an ``IndexTrackingStr`` like a list."""
+        return self.stats.indexed_strings if self.stats is not None else 0
 
 
 def _raise_reply(fields: tuple[Any, ...], name: str) -> NoReturn:
