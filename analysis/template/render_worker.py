@@ -34,9 +34,10 @@ import threading
 import time
 import warnings
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
 
 from analysis.errors import (
     RenderLimitError,
@@ -67,6 +68,38 @@ class RenderStats:
     stringified_containers: int
     #: How often a template indexed an :class:`~analysis.template.sandbox.IndexTrackingStr`.
     indexed_strings: int
+
+
+#: what went wrong, as data: (kind, message, line, [column]); kind is "syntax",
+#: "raised", "limit", "sandbox" or "render" (``rendering._raise_reply`` raises it)
+ErrorReply = tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class WorkerRequest:
+    """One request to the worker: compile a template, or render it with ``variables``."""
+
+    op: Literal["compile", "render"]
+    key: str  #: the template source's key (the worker keeps compiled sources by it)
+    name: str
+    limits: RenderLimits
+    cpu_s: float  #: CPU seconds this request may use
+    #: the source (sent once per worker; None when the worker knows the key)
+    source: str | None = None
+    cache: Path | None = None  #: the disk cache folder, for compiled templates
+    variables: dict[str, Any] | None = None
+    now: datetime | None = None
+    strict_undefined_json: bool = False
+
+
+@dataclass(frozen=True)
+class WorkerReply:
+    """The worker's answer: ``ok`` with the text (None for a compile), ``error``
+    with an :data:`ErrorReply`, or ``unknown`` (the source must be sent again)."""
+
+    status: Literal["ok", "error", "unknown"]
+    payload: Any = None  #: str | None for ok, ErrorReply for error
+    stats: RenderStats | None = None
 
 
 # -- framing ---------------------------------------------------------------
@@ -160,40 +193,39 @@ class _Worker:
             except (ValueError, OSError):  # pragma: no cover - a lower hard limit is already set
                 pass
 
-    def handle(self, request: dict[str, Any]) -> tuple[Any, ...]:
-        limits: RenderLimits = request["limits"]
-        key = (request["key"], limits)
+    def handle(self, request: WorkerRequest) -> WorkerReply:
+        limits = request.limits
+        key = (request.key, limits)
         start = _cpu_now()
-        signal.setitimer(signal.ITIMER_PROF, request["cpu_s"])
+        signal.setitimer(signal.ITIMER_PROF, request.cpu_s)
         try:
             compiled = self.compiled.get(key)
             if compiled is None:
-                if request.get("source") is None:
-                    return ("unknown", None, None)
-                compiled = compile_template(request["source"], request["name"], limits, request.get("cache"))
+                if request.source is None:
+                    return WorkerReply("unknown")
+                compiled = compile_template(request.source, request.name, limits, request.cache)
                 self.compiled[key] = compiled
                 if len(self.compiled) > _CACHE_SIZE:
                     self.compiled.popitem(last=False)
             self.compiled.move_to_end(key)
-            if request["op"] == "compile":
-                return ("ok", None, RenderStats(_cpu_now() - start, 0, 0))
-            now: datetime | None = request["now"]
+            if request.op == "compile":
+                return WorkerReply("ok", None, RenderStats(_cpu_now() - start, 0, 0))
             text, stringified, indexed = render_compiled(
                 compiled,
-                request["variables"],
-                request["name"],
-                now=now,
-                strict_undefined_json=request["strict_undefined_json"],
+                request.variables or {},
+                request.name,
+                now=request.now,
+                strict_undefined_json=request.strict_undefined_json,
             )
-            return ("ok", text, RenderStats(_cpu_now() - start, stringified, indexed))
+            return WorkerReply("ok", text, RenderStats(_cpu_now() - start, stringified, indexed))
         except MemoryError:
-            return ("error", ("limit", over_memory(limits.memory_mb), None), None)
+            return WorkerReply("error", ("limit", over_memory(limits.memory_mb), None))
         except RecursionError:
-            return ("error", ("limit", "recursion too deep", None), None)
+            return WorkerReply("error", ("limit", "recursion too deep", None))
         except Exception as exc:  # noqa: BLE001 - every failure goes back as data
             # What the failed render noticed still counts (a template may index
             # content as a list and then reject the conversation).
-            return ("error", _error_reply(exc), RenderStats(_cpu_now() - start, 0, IndexTrackingStr.hits))
+            return WorkerReply("error", _error_reply(exc), RenderStats(_cpu_now() - start, 0, IndexTrackingStr.hits))
         finally:
             signal.setitimer(signal.ITIMER_PROF, 0)
 
@@ -211,7 +243,7 @@ def _serve(request_fd: int, reply_fd: int, memory_mb: int) -> None:  # pragma: n
         try:
             _send(reply_fd, reply)
         except MemoryError:
-            _send(reply_fd, ("error", ("limit", over_memory(memory_mb), None), None))
+            _send(reply_fd, WorkerReply("error", ("limit", over_memory(memory_mb), None)))
 
 
 # -- the parent side ---------------------------------------------------------
@@ -280,37 +312,39 @@ class RenderWorker:
             if self._owner == os.getpid():
                 self._stop()
 
-    def request(self, request: dict[str, Any], source: str) -> tuple[Any, ...]:
-        """Send one compile or render request; the worker's reply tuple."""
+    def request(self, request: WorkerRequest, source: str) -> WorkerReply:
+        """Send one compile or render request (with ``source`` unless the worker has it); the worker's reply."""
         with self._lock:
             if self._owner != os.getpid():  # inherited through a fork: start our own
                 self._owner, self._pid, self._known = os.getpid(), None, set()
-            limits: RenderLimits = request["limits"]
+            limits = request.limits
             if self._pid is None or self._memory_mb != limits.memory_mb:
                 self._stop()
                 self._start(limits.memory_mb)
             for attempt in range(2):
-                known = request["key"] in self._known
-                message = dict(request, source=None if known else source)
+                known = request.key in self._known
+                message = replace(request, source=None if known else source)
                 deadline = time.monotonic() + limits.wall_s
                 try:
                     _send(self._request_fd, message)
                     reply = _recv(self._reply_fd, deadline)
                 except TimeoutError:
                     self._stop()
-                    return ("error", ("limit", f"the render did not finish within {limits.wall_s:g} s of wall-clock time", None), None)
+                    return WorkerReply("error", ("limit", f"the render did not finish within {limits.wall_s:g} s of wall-clock time", None))
                 except (BrokenPipeError, OSError):
                     reply = None
                 if reply is None:
                     status = self._stop()
                     # A worker ended by its CPU timer used all the time it was given.
-                    spent = RenderStats(request["cpu_s"], 0, 0) if _cpu_killed(status) else None
-                    return ("error", ("limit", _death_reason(status, request), None), spent)
-                if reply[0] == "unknown" and attempt == 0:
-                    self._known.discard(request["key"])
+                    spent = RenderStats(request.cpu_s, 0, 0) if _cpu_killed(status) else None
+                    return WorkerReply("error", ("limit", _death_reason(status, request), None), spent)
+                if not isinstance(reply, WorkerReply):  # pragma: no cover - the worker only sends replies
+                    raise TypeError(f"unexpected worker reply {type(reply).__name__}")
+                if reply.status == "unknown" and attempt == 0:
+                    self._known.discard(request.key)
                     continue
-                self._known.add(request["key"])
-                return reply  # type: ignore[no-any-return]
+                self._known.add(request.key)
+                return reply
             raise AssertionError("worker forgot a source it was just sent")  # pragma: no cover
 
 
@@ -318,12 +352,12 @@ def _cpu_killed(status: int | None) -> bool:
     return status is not None and os.WIFSIGNALED(status) and os.WTERMSIG(status) in (signal.SIGPROF, signal.SIGXCPU)
 
 
-def _death_reason(status: int | None, request: dict[str, Any]) -> str:
-    limits: RenderLimits = request["limits"]
+def _death_reason(status: int | None, request: WorkerRequest) -> str:
+    limits = request.limits
     if status is not None and os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         if sig in (signal.SIGPROF, signal.SIGXCPU):
-            if request["cpu_s"] < limits.cpu_s:
+            if request.cpu_s < limits.cpu_s:
                 return (
                     f"the template used more than {limits.template_cpu_s:g} s of CPU time in all "
                     "(AUTOPARSER_TEMPLATE_CPU_S)"

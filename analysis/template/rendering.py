@@ -8,7 +8,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, NoReturn
+from typing import Any, Literal, NoReturn
 
 from analysis import disk_cache
 from analysis.errors import (
@@ -20,7 +20,7 @@ from analysis.errors import (
     TemplateSyntaxError,
 )
 from analysis.template.loading import LoadedTemplate
-from analysis.template.render_worker import RenderStats, worker
+from analysis.template.render_worker import RenderStats, WorkerRequest, worker
 from analysis.template.sandbox import RenderLimits
 
 #: The clock analysis uses so that renders are reproducible.
@@ -95,7 +95,7 @@ class ChatTemplate:
             )
         self._key = _source_key(self.source)
         # the worker outlives settings: the parent says where the cache is
-        status, payload, _ = self._call({"op": "compile", "cache": disk_cache.cache_dir()})
+        status, payload, _ = self._call("compile", cache=disk_cache.cache_dir())
         if status != "ok":
             _raise_reply(payload, self.name)
 
@@ -109,7 +109,7 @@ class ChatTemplate:
             self.cpu_used = 0.0
             self.output_chars = 0
 
-    def _call(self, request: dict[str, Any]) -> tuple[str, Any, RenderStats | None]:
+    def _call(self, op: Literal["compile", "render"], **fields: Any) -> tuple[str, Any, RenderStats | None]:
         """One worker request under what is left of the CPU budget: (status, payload, stats)."""
         remaining = self.limits.template_cpu_s - self.cpu_used
         if remaining <= 0.001:
@@ -118,13 +118,11 @@ class ChatTemplate:
                 "(AUTOPARSER_TEMPLATE_CPU_S)",
                 self.name,
             )
-        request.update(
-            key=self._key, name=self.name, limits=self.limits, cpu_s=min(self.limits.cpu_s, remaining)
-        )
-        status, payload, stats = worker().request(request, self.source)
-        if stats is not None:
-            self.cpu_used += stats.cpu_s
-        return status, payload, stats
+        request = WorkerRequest(op, self._key, self.name, self.limits, min(self.limits.cpu_s, remaining), **fields)
+        reply = worker().request(request, self.source)
+        if reply.stats is not None:
+            self.cpu_used += reply.stats.cpu_s
+        return reply.status, reply.payload, reply.stats
 
     def render(self, request: RenderRequest) -> str:
         """Render ``request``; raises a :class:`TemplateRenderError` subclass on failure."""
@@ -154,12 +152,10 @@ class ChatTemplate:
         if self.output_chars > self.limits.template_output_chars:
             raise RenderLimitError(self._over_output(), self.name)
         status, payload, stats = self._call(
-            {
-                "op": "render",
-                "variables": request.variables(self.template),
-                "now": self.clock() if self.clock is not None else None,
-                "strict_undefined_json": strict_undefined_json,
-            }
+            "render",
+            variables=request.variables(self.template),
+            now=self.clock() if self.clock is not None else None,
+            strict_undefined_json=strict_undefined_json,
         )
         if status != "ok":
             return None, payload, stats
