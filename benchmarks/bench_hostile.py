@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.test_hostile import HOSTILE
+from tests.analysis.template.test_hostile import HOSTILE
 
 _MEASURE = (
     "import json, resource, subprocess, sys\n"
@@ -65,7 +65,7 @@ def _escapes(command: str, tmp: Path) -> int:
     line; none runs code or shows an address, a module path or a secret."""
     import re
 
-    from tests.test_sandbox import PAYLOADS, REPR_PAYLOADS
+    from tests.analysis.template.test_sandbox import PAYLOADS, REPR_PAYLOADS
 
     marker = tmp / "PWNED_MARKER_FILE"
     leaks = re.compile(r"0x[0-9a-f]{4,}|x0[0-9a-f]{2,}|__builtins__|subprocess|<module |jinja2\.|analysis\.", re.IGNORECASE)
