@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from peg.combinators import UNBOUNDED, Parser, Ref, Rule
-    from peg.engine import ParseResult, Status, TagNode, parse
+    from peg.engine import ParseResult, TagNode, parse
     from peg.errors import AutoparserError, GrammarError, PegError
-    from peg.gbnf_reader import MatchStatus, read_gbnf
+    from peg.gbnf_reader import read_gbnf
     from peg.gbnf_writer import schema_to_gbnf, to_gbnf
+    from peg.status import Status
     from peg.text import WS, line_column
     from peg.validate import problems
 
@@ -26,20 +27,19 @@ _EXPORTS = {
     "UNBOUNDED": "combinators",
     "parse": "engine",
     "ParseResult": "engine",
-    "Status": "engine",
+    "Status": "status",
     "TagNode": "engine",
     "AutoparserError": "errors",
     "GrammarError": "errors",
     "PegError": "errors",
     "read_gbnf": "gbnf_reader",
-    "MatchStatus": "gbnf_reader",
     "to_gbnf": "gbnf_writer",
     "schema_to_gbnf": "gbnf_writer",
     "WS": "text",
     "line_column": "text",
     "problems": "validate",
 }
-__all__ = ["UNBOUNDED", "WS", "AutoparserError", "GrammarError", "MatchStatus", "ParseResult", "Parser", "PegError", "Ref", "Rule", "Status", "TagNode", "line_column", "parse", "problems", "read_gbnf", "schema_to_gbnf", "to_gbnf"]
+__all__ = ["UNBOUNDED", "WS", "AutoparserError", "GrammarError", "ParseResult", "Parser", "PegError", "Ref", "Rule", "Status", "TagNode", "line_column", "parse", "problems", "read_gbnf", "schema_to_gbnf", "to_gbnf"]
 
 
 def __getattr__(name: str) -> Any:

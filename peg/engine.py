@@ -20,7 +20,6 @@ import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import Enum
 
 from peg.combinators import (
     UNBOUNDED,
@@ -44,18 +43,11 @@ from peg.combinators import (
     Tag,
     Until,
 )
-from peg.json_scan import JsonStatus, scan_json
+from peg.json_scan import scan_json
+from peg.status import Status
 from peg.text import WS, line_column
 
 _SPACE = re.compile(r"[ \t\n\r]*")
-
-
-class Status(Enum):
-    """Outcome of a parse."""
-
-    SUCCESS = "success"
-    FAILURE = "failure"
-    NEED_MORE = "need_more_input"
 
 
 @dataclass(frozen=True)
@@ -394,9 +386,9 @@ def _tag(node: Tag, st: _State, pos: int) -> _Result:
 
 def _json(node: Json, st: _State, pos: int) -> _Result:
     scan = scan_json(st.text, pos, st.partial)
-    if scan.status is JsonStatus.OK:
+    if scan.status is Status.SUCCESS:
         return OK, scan.end, _NONE
-    if scan.status is JsonStatus.MORE:
+    if scan.status is Status.NEED_MORE:
         st.last_closer = scan.closer
         return st.more(node, pos, scan.end)
     st.expect(scan.end, scan.expected)

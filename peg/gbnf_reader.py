@@ -11,9 +11,9 @@ a valid prefix, or rejected at a position with the characters expected there.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
 
 from peg.errors import GrammarError
+from peg.status import Status
 from peg.text import line_column
 
 # -- AST --------------------------------------------------------------------
@@ -315,28 +315,26 @@ def _refs(expr: GExpr) -> list[GRef]:
 # -- matcher ----------------------------------------------------------------
 
 
-class MatchStatus(Enum):
-    ACCEPTED = "accepted"
-    PREFIX = "valid prefix"
-    REJECTED = "rejected"
+#: how a match's outcome reads
+_SAID = {Status.SUCCESS: "accepted", Status.NEED_MORE: "valid prefix", Status.FAILURE: "rejected"}
 
 
 @dataclass(frozen=True)
 class MatchResult:
     """What the matcher found: accepted, a valid prefix, or rejected at ``position``."""
 
-    status: MatchStatus
+    status: Status
     position: int
     expected: tuple[str, ...] = ()
 
     @property
     def accepted(self) -> bool:
-        return self.status is MatchStatus.ACCEPTED
+        return self.status is Status.SUCCESS
 
     def message(self) -> str:
-        if self.status is MatchStatus.REJECTED:
+        if self.status is Status.FAILURE:
             return f"rejected at offset {self.position}: expected {', '.join(self.expected) or 'end of input'}"
-        return str(self.status.value)
+        return _SAID[self.status]
 
 
 # Flattened form: rule id -> alternatives -> elements (GChars or int rule id).
@@ -492,8 +490,8 @@ class Grammar:
         for i, c in enumerate(text):
             nxt = self.advance(stacks, ord(c))
             if not nxt:
-                return MatchResult(MatchStatus.REJECTED, i, self.expected(stacks))
+                return MatchResult(Status.FAILURE, i, self.expected(stacks))
             stacks = nxt
         if () in stacks:
-            return MatchResult(MatchStatus.ACCEPTED, len(text))
-        return MatchResult(MatchStatus.PREFIX, len(text), self.expected(stacks))
+            return MatchResult(Status.SUCCESS, len(text))
+        return MatchResult(Status.NEED_MORE, len(text), self.expected(stacks))

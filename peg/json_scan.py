@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from enum import Enum
+
+from peg.status import Status
 
 _DECODER = json.JSONDecoder()
 _WS = re.compile(r"[ \t\n\r]*")
@@ -23,19 +24,11 @@ _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 _NUMBER_PREFIX = re.compile(r"-?(?:(?:0|[1-9][0-9]*)(?:\.[0-9]*)?(?:(?<=[0-9])[eE][+-]?[0-9]*)?)?")
 
 
-class JsonStatus(Enum):
-    """Outcome of scanning one JSON value."""
-
-    OK = "ok"
-    FAIL = "fail"
-    MORE = "more"  # input ended inside a value that can still become valid
-
-
 @dataclass(frozen=True)
 class JsonScan:
     """Where a JSON value ends, or how far it got."""
 
-    status: JsonStatus
+    status: Status
     end: int
     closer: str = ""  # with MORE: text that would close the value (e.g. '"}')
     expected: str = "JSON value"
@@ -60,7 +53,7 @@ def scan_json(text: str, pos: int, partial: bool = False) -> JsonScan:
             # raw_decode accepts NaN/Infinity and a number cut short by the end
             # of partial input (``12`` may become ``123``): check the edges.
             if not (partial and text[pos] in "-0123456789"):
-                return JsonScan(JsonStatus.OK, end)
+                return JsonScan(Status.SUCCESS, end)
         except json.JSONDecodeError:
             pass
     scanner = _Scanner(text)
@@ -68,13 +61,13 @@ def scan_json(text: str, pos: int, partial: bool = False) -> JsonScan:
         end = scanner.value(pos, [])
     except _Incomplete as inc:
         if partial:
-            return JsonScan(JsonStatus.MORE, len(text), "".join(reversed(inc.stack)))
-        return JsonScan(JsonStatus.FAIL, len(text), expected="end of JSON value")
+            return JsonScan(Status.NEED_MORE, len(text), "".join(reversed(inc.stack)))
+        return JsonScan(Status.FAILURE, len(text), expected="end of JSON value")
     except _Bad as bad:
-        return JsonScan(JsonStatus.FAIL, bad.pos, expected=bad.expected)
+        return JsonScan(Status.FAILURE, bad.pos, expected=bad.expected)
     if partial and end == len(text) and text[pos] in "-0123456789":
-        return JsonScan(JsonStatus.MORE, end, "")
-    return JsonScan(JsonStatus.OK, end)
+        return JsonScan(Status.NEED_MORE, end, "")
+    return JsonScan(Status.SUCCESS, end)
 
 
 class _Scanner:

@@ -7,8 +7,9 @@ from its start on every chunk.
 
 from __future__ import annotations
 
-import enum
 import re
+
+from peg.status import Status
 
 _PLAIN_STRING = re.compile(r'[^"\\]*')
 _CONTROL = re.compile(r"[\x00-\x1f]")
@@ -45,14 +46,6 @@ def _number_step(state: str, c: str) -> str:
 _NUMBER_ENDS = frozenset(("0", "int", "frac", "exp"))
 
 
-class JsonProgress(enum.Enum):
-    """Where the value stands after the text fed so far."""
-
-    MORE = "more"  #: a valid prefix; the value is not finished
-    DONE = "done"  #: the value ended (``end`` is its end offset in the fed text)
-    ERROR = "error"  #: the text is not a prefix of any JSON value
-
-
 class IncrementalJson:
     """Follows one JSON value across :meth:`feed` calls (total work is linear)."""
 
@@ -65,12 +58,12 @@ class IncrementalJson:
         self.number = ""  # the state of a number being read (see _number_step)
         self.number_whole_at = -1  # where the number being read last ended complete
         self.consumed = 0
-        self.status = JsonProgress.MORE
+        self.status = Status.NEED_MORE
         self.end = -1
 
-    def feed(self, text: str) -> JsonProgress:
+    def feed(self, text: str) -> Status:
         """Consume ``text`` (the next piece of the value); return the progress."""
-        if self.status is not JsonProgress.MORE:
+        if self.status is not Status.NEED_MORE:
             return self.status
         if self.in_string and not self.escape and _STRING_RUN.fullmatch(text):
             self.consumed += len(text)  # the common case: more of a string's plain characters
@@ -138,7 +131,7 @@ class IncrementalJson:
                             return self._error()
                         # a value alone: it is the number up to where it was
                         # last whole ("0." then "{": the value is "0")
-                        self.status = JsonProgress.DONE
+                        self.status = Status.SUCCESS
                         self.end = self.number_whole_at
                         return self.status
                 if not self._finish_token():
@@ -166,10 +159,10 @@ class IncrementalJson:
     def _done(self) -> bool:
         # A method, not an inline test: the status changes inside the calls
         # above it, which a type checker's narrowing cannot see.
-        return self.status is JsonProgress.DONE
+        return self.status is Status.SUCCESS
 
-    def _error(self) -> JsonProgress:
-        self.status = JsonProgress.ERROR
+    def _error(self) -> Status:
+        self.status = Status.FAILURE
         return self.status
 
     def _value_done(self) -> None:
@@ -177,7 +170,7 @@ class IncrementalJson:
             self.expect = "colon"
             return
         if not self.stack:
-            self.status = JsonProgress.DONE
+            self.status = Status.SUCCESS
         else:
             self.expect = "comma_or_close"
 

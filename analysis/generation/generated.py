@@ -19,9 +19,10 @@ from analysis.parsers.builder import BuiltParser
 from analysis.parsers.prompting import Prompt
 from analysis.parsers.request import ChatRequest, ReasoningFormat, ToolChoice
 from analysis.phases.result import PrefillOutcome, TemplateAnalysis
-from peg.engine import ParseResult, Status, held_back, parse
+from peg.engine import ParseResult, held_back, parse
 from peg.errors import GrammarError
 from peg.gbnf_writer import to_gbnf
+from peg.status import Status
 from peg.text import WS as _WS
 from peg.text import line_column
 

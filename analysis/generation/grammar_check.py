@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from analysis.generation.generated import Generated
 from analysis.messages.tags import REASONING_BLOCK
 from analysis.probing.markers import strip_ws
-from peg.engine import Status
-from peg.gbnf_reader import MatchStatus, read_gbnf
+from peg.gbnf_reader import read_gbnf
+from peg.status import Status
 from peg.text import line_column
 
 
@@ -64,7 +64,7 @@ class GrammarFit:
     fits: bool
     #: Offset in the output where the grammar starts to apply (None: it never does).
     start: int | None
-    status: MatchStatus | None = None
+    status: Status | None = None
     #: Offset in the output where it stopped fitting.
     position: int | None = None
     line: int | None = None
@@ -77,7 +77,7 @@ class GrammarFit:
             return "fits: the lazy grammar never switches on (no trigger after the reasoning)"
         if self.fits:
             return f"fits: the grammar accepts the output from offset {self.start}"
-        if self.status is MatchStatus.PREFIX:
+        if self.status is Status.NEED_MORE:
             return f"does not fit: the output ends before the grammar is complete (from offset {self.start}, line {self.line}, column {self.column})"
         expected = ", ".join(self.expected) or "end of output"
         return f"does not fit at line {self.line}, column {self.column} (offset {self.position}): expected {expected}"
@@ -93,7 +93,7 @@ def check_output(generated: Generated, output: str, partial: bool = False) -> Gr
         return GrammarFit(True, None)
     offset = len(output) - len(text)  # negative: the generation prompt is prefill
     result = read_gbnf(generated.grammar).match(text)
-    fits = result.status is MatchStatus.ACCEPTED or (partial and result.status is MatchStatus.PREFIX)
-    at = max(result.position + offset, 0) if result.status is MatchStatus.REJECTED else len(output)
+    fits = result.status is Status.SUCCESS or (partial and result.status is Status.NEED_MORE)
+    at = max(result.position + offset, 0) if result.status is Status.FAILURE else len(output)
     line, column = line_column(output, at)
     return GrammarFit(fits, max(offset, 0), result.status, at, line, column, result.expected)

@@ -46,8 +46,9 @@ from analysis.messages.tags import (
     TOOL_NAME,
 )
 from peg.combinators import Json, Rest, Until
-from peg.engine import ParseResult, Status, TagNode, held_back, parse
-from peg.json_stream import IncrementalJson, JsonProgress
+from peg.engine import ParseResult, TagNode, held_back, parse
+from peg.json_stream import IncrementalJson
+from peg.status import Status
 from peg.text import WS as _WS
 
 #: the captures that are themselves a message field (the tagged string value
@@ -214,7 +215,7 @@ class _JsonPath:
         self.sink, self.tracker = sink, tracker
 
     def extend(self, chunk: str) -> list[Delta] | None:
-        if self.tracker.feed(chunk) is not JsonProgress.MORE:
+        if self.tracker.feed(chunk) is not Status.NEED_MORE:
             return None
         return self.sink.write(chunk)
 
@@ -466,7 +467,7 @@ class StreamParser:
             return _UntilPath(sink, node.stops, text[result.end :]) if node.stops else _RestPath(sink)
         if isinstance(node, Json) and field_name in (TOOL_ARGS, CONTENT):  # raw arguments, a json_schema reply
             tracker = IncrementalJson()
-            if tracker.feed(text[start:]) is not JsonProgress.MORE:
+            if tracker.feed(text[start:]) is not Status.NEED_MORE:
                 return None
             return _JsonPath(sink, tracker)
         return None

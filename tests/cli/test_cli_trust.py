@@ -255,7 +255,8 @@ def test_ctrl_c_stops_a_parallel_check_within_a_second(tmp_path: Path) -> None:
 
 
 def test_a_non_lazy_grammar_says_it_starts_with_the_prompt_and_output_only_gives_the_output_alone(tmp_path: Path) -> None:
-    from peg.gbnf_reader import MatchStatus, read_gbnf
+    from peg.gbnf_reader import read_gbnf
+    from peg.status import Status
 
     request = tmp_path / "request.json"
     schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
@@ -265,8 +266,8 @@ def test_a_non_lazy_grammar_says_it_starts_with_the_prompt_and_output_only_gives
     result = run_cli("grammar", str(DEMO), "--request", str(request), "--output-only")
     assert result.exit_code == 0 and "covers the generation prompt" not in result.stdout
     grammar = read_gbnf(result.stdout)
-    assert grammar.match('{"city": "Paris"}').status is MatchStatus.ACCEPTED
-    assert read_gbnf(whole).match('{"city": "Paris"}').status is MatchStatus.REJECTED  # (it wants the prompt first)
+    assert grammar.match('{"city": "Paris"}').status is Status.SUCCESS
+    assert read_gbnf(whole).match('{"city": "Paris"}').status is Status.FAILURE  # (it wants the prompt first)
 
 
 def test_parse_json_is_an_openai_message_and_the_stream_gives_the_same_ids(tmp_path: Path) -> None:

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from peg.json_stream import IncrementalJson, JsonProgress
+from peg.json_stream import IncrementalJson
+from peg.status import Status
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),
@@ -17,12 +18,12 @@ JSON = st.recursive(
 )
 
 
-def feed_all(text: str, size: int) -> tuple[JsonProgress, int]:
+def feed_all(text: str, size: int) -> tuple[Status, int]:
     tracker = IncrementalJson()
-    status = JsonProgress.MORE
+    status = Status.NEED_MORE
     for i in range(0, len(text), size):
         status = tracker.feed(text[i : i + size])
-        if status is not JsonProgress.MORE:
+        if status is not Status.NEED_MORE:
             break
     return status, tracker.end
 
@@ -31,31 +32,29 @@ def feed_all(text: str, size: int) -> tuple[JsonProgress, int]:
 @given(value=st.dictionaries(st.text(max_size=5), JSON, max_size=4) | st.lists(JSON, max_size=4), size=st.integers(1, 9), trailing=st.sampled_from(["", " ", "<|end|>", "}"]))
 def test_values_end_where_they_end_in_any_chunking(value: object, size: int, trailing: str) -> None:
     text = json.dumps(value)
-    assert feed_all(text + trailing, size) == (JsonProgress.DONE, len(text))
+    assert feed_all(text + trailing, size) == (Status.SUCCESS, len(text))
     # every proper prefix is still open: the checker after each chunk but the
     # last (every prefix when the chunks are single characters)
     tracker = IncrementalJson()
     for i in range(0, len(text) - size, size):
-        assert tracker.feed(text[i : i + size]) is JsonProgress.MORE, text[: i + size]
+        assert tracker.feed(text[i : i + size]) is Status.NEED_MORE, text[: i + size]
 
 
 @pytest.mark.parametrize("size", [1, 2, 3, 4, 100])
 @pytest.mark.parametrize("bad", ['{"a" 1}', '{"a": tru}', "[1,]", '{"a": 1,}', "{'a': 1}", '"tab\there"', '["ab", "cd\nef"]', "[1 2]", "}"])
 def test_invalid_text_is_an_error(bad: str, size: int) -> None:
-    assert feed_all(bad, size)[0] is JsonProgress.ERROR
+    assert feed_all(bad, size)[0] is Status.FAILURE
 
 
 def test_escapes_across_chunks() -> None:
     text = '{"s": "a\\\\\\"b\\u00e9"}'
     for size in range(1, len(text) + 1):
-        assert feed_all(text, size) == (JsonProgress.DONE, len(text))
+        assert feed_all(text, size) == (Status.SUCCESS, len(text))
 
 
 # -- one JSON grammar: the stream judges every text as the whole-text scanner does --------
 
-from peg.json_scan import JsonStatus, scan_json  # noqa: E402
-
-_AGREE = {JsonStatus.OK: JsonProgress.DONE, JsonStatus.MORE: JsonProgress.MORE, JsonStatus.FAIL: JsonProgress.ERROR}
+from peg.json_scan import scan_json  # noqa: E402
 
 # Texts near JSON: valid values, cut anywhere, with one character changed,
 # inserted or removed, or made of JSON's own characters at random.
@@ -83,8 +82,8 @@ def _agree(text: str, size: int) -> None:
         return  # the scanner starts at a value; the stream also skips leading whitespace
     scanned = scan_json(text, 0, partial=True)
     streamed, end = feed_all(text, size)
-    assert streamed is _AGREE[scanned.status], (text, scanned, streamed)
-    if streamed is JsonProgress.DONE:
+    assert streamed is scanned.status, (text, scanned, streamed)  # (one Status for both)
+    if streamed is Status.SUCCESS:
         assert end == scanned.end, (text, scanned, end)
 
 
@@ -107,4 +106,4 @@ def test_stream_and_scanner_agree_on_numbers_and_literals(text: str, size: int) 
 
 def test_malformed_numbers_are_errors_as_soon_as_they_are_written() -> None:
     for text in ("[00", "[--", "[0-", "[1.e", "[truex"):
-        assert feed_all(text, 1)[0] is JsonProgress.ERROR, text
+        assert feed_all(text, 1)[0] is Status.FAILURE, text

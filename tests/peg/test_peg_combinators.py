@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from peg import combinators as p
-from peg.engine import Status, parse
+from peg.engine import parse
+from peg.status import Status
 
 
 def tags(result):

@@ -22,7 +22,8 @@ from analysis.generation.grammar_check import constrained_text
 from analysis.generation.streaming import StreamParser
 from analysis.messages.mapper import Message, accumulate
 from analysis.parsers.request import ChatRequest
-from peg.gbnf_reader import MatchStatus, read_gbnf
+from peg.gbnf_reader import read_gbnf
+from peg.status import Status
 from tests.conftest import SHARED, SHARED_KNOWN_FAILURES, ZOO, needs_shared, reference_analysis
 
 #: the zoo-wide and fuzzing runs: left out of the fast loop (pytest -m 'not slow')
@@ -88,7 +89,7 @@ def test_grammar_rejects_a_wrong_tool_name() -> None:
     generated = _generated(case)
     text = constrained_text(generated, case["output"].replace("special_function", "unknown_function"))
     assert text is not None
-    assert read_gbnf(generated.grammar).match(text).status is MatchStatus.REJECTED
+    assert read_gbnf(generated.grammar).match(text).status is Status.FAILURE
 
 
 #: what the fuzz inserts: whitespace, marker pieces, JSON and string punctuation
