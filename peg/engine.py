@@ -227,7 +227,12 @@ def _repetition(node: Repetition, st: _State, pos: int) -> _Result:
 def _until(node: Until, st: _State, pos: int) -> _Result:
     text = st.text
     best = -1
-    for anchor, group in _anchors(node.delimiters):
+    search = _anchor_search(node.delimiters)
+    if search is not None:  # one regex scan for many anchors, not one scan each
+        best = _first_delimiter(text, pos, search, _anchors(node.delimiters))
+        if best >= 0:
+            return OK, best, _NONE
+    for anchor, group in _anchors(node.delimiters) if search is None else ():
         # the first place where a delimiter of the group starts: the group's
         # shared beginning, found once, then each delimiter checked there
         i = text.find(anchor, pos)
@@ -244,6 +249,32 @@ def _until(node: Until, st: _State, pos: int) -> _Result:
         # Hold back a tail that may be the start of a delimiter (``</thi``).
         return st.more(node, pos, len(text) - held_back(text, node.delimiters, pos))
     return OK, len(text), _NONE
+
+
+#: from this many anchor groups on, one regex scan beats a ``str.find`` per group
+_REGEX_FROM = 3
+
+
+@functools.lru_cache(maxsize=1024)
+def _anchor_search(delimiters: tuple[str, ...]) -> re.Pattern[str] | None:
+    """A regex for the anchors of ``delimiters``' groups, when there are enough of them."""
+    groups = _anchors(delimiters)
+    if len(groups) < _REGEX_FROM:
+        return None
+    return re.compile("|".join(re.escape(anchor) for anchor, _ in groups))
+
+
+def _first_delimiter(text: str, pos: int, search: re.Pattern[str], groups: tuple[tuple[str, tuple[str, ...]], ...]) -> int:
+    """Where the first delimiter starts at or after ``pos`` (-1: none): the first
+    place an anchor starts at which one of its group's delimiters does too."""
+    found = search.search(text, pos)
+    while found is not None:
+        i = found.start()
+        for anchor, group in groups:
+            if text.startswith(anchor, i) and (len(group) == 1 or any(text.startswith(d, i) for d in group)):
+                return i
+        found = search.search(text, i + 1)
+    return -1
 
 
 @functools.lru_cache(maxsize=1024)
