@@ -14,7 +14,7 @@ from analysis.generation.results import ParseOutcome, Trigger
 from analysis.generation.shown_text import unshown_from, with_rest
 from analysis.messages.hooks import GENERIC, OutputHooks
 from analysis.messages.mapper import Message, map_result
-from analysis.messages.tags import REASONING, REASONING_BLOCK
+from analysis.messages.tags import REASONING, REASONING_BLOCK, TOOL
 from analysis.parsers.builder import BuiltParser
 from analysis.parsers.prompting import Prompt
 from analysis.parsers.request import ChatRequest, ReasoningFormat, ToolChoice
@@ -119,7 +119,7 @@ class Generated:
             message = self.hold_open_reasoning(result, message)[0]
         without_fallback = self.built.without_fallback
         trigger = self.built.trigger
-        if not partial and trigger and trigger in message.content:
+        if not partial and trigger and self._marker_in_text(trigger, result, message):
             # a call marker read as text: if the output ends inside a call (a
             # partial parse reads one more call), it was cut short, as the stream showed
             prefix = self.parse_text(output, partial=True)
@@ -137,6 +137,16 @@ class Generated:
                     return cut
                 return self._failed(output, failed)
         return ParseOutcome(message, True, need_more=result.status is Status.NEED_MORE)
+
+    @staticmethod
+    def _marker_in_text(trigger: str, result: ParseResult, message: Message) -> bool:
+        """Whether the content holds the tool-call marker as text.  Where calls
+        were read, only text after the last can (the text before the first
+        ends at the first marker): that is all there is to scan."""
+        calls = result.find(TOOL) if message.tool_calls else []
+        if calls:
+            return trigger in result.text[calls[-1].end :]
+        return trigger in message.content
 
     def hold_open_reasoning(self, result: ParseResult, message: Message) -> tuple[Message, bool]:
         """On partial input, while a reasoning block is open, a tool-call marker in
