@@ -234,13 +234,15 @@ def _until(node: Until, st: _State, pos: int) -> _Result:
             return OK, best, _NONE
     for anchor, group in _anchors(node.delimiters) if search is None else ():
         # the first place where a delimiter of the group starts: the group's
-        # shared beginning, found once, then each delimiter checked there
-        i = text.find(anchor, pos)
-        while i >= 0 and (best < 0 or i < best):
+        # shared beginning, found once, then each delimiter checked there (and
+        # only before the first place another group found: no scan past it)
+        end = len(text) if best < 0 else best - 1 + len(anchor)
+        i = text.find(anchor, pos, end)
+        while i >= 0:
             if len(group) == 1 or any(text.startswith(d, i) for d in group):
                 best = i
                 break
-            i = text.find(anchor, i + 1)
+            i = text.find(anchor, i + 1, end)
     if best >= 0:
         return OK, best, _NONE
     if node.stops:
