@@ -279,6 +279,12 @@ def _first_delimiter(text: str, pos: int, search: re.Pattern[str], groups: tuple
     return -1
 
 
+def delimiter_anchors(delimiters: tuple[str, ...]) -> tuple[str, ...]:
+    """The beginnings ``delimiters`` share, in groups (every delimiter starts
+    with one): text that holds none holds no delimiter either."""
+    return tuple(anchor for anchor, _ in _anchors(delimiters))
+
+
 @functools.lru_cache(maxsize=1024)
 def _anchors(delimiters: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """``delimiters`` in groups that share a beginning of three or more

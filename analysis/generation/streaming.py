@@ -46,7 +46,7 @@ from analysis.messages.tags import (
     TOOL_NAME,
 )
 from peg.combinators import Json, Rest, Until
-from peg.engine import ParseResult, TagNode, held_back, parse
+from peg.engine import ParseResult, TagNode, delimiter_anchors, held_back, parse
 from peg.json_stream import IncrementalJson
 from peg.status import Status
 from peg.text import WS as _WS
@@ -120,6 +120,9 @@ class _TextSink:
         self.waiting = [pending] if pending else []
 
     def write(self, piece: str) -> list[Delta]:
+        if not self.waiting and piece[-1] not in _WS:  # (the common case: nothing waits, nothing to hold)
+            self.parts.append(piece)
+            return [self.make(piece)]
         if not piece.strip(_WS):  # whitespace only: it waits, in time proportional to the chunk
             self.waiting.append(piece)
             return []
@@ -185,11 +188,13 @@ class _UntilPath:
     """The field runs until one of ``delimiters``: a chunk that completes one is
     structural; a possible delimiter start at the end is held back."""
 
-    __slots__ = ("delimiters", "first_chars", "sink", "tail", "window")
+    __slots__ = ("anchors", "delimiters", "first_chars", "sink", "tail", "window")
 
     def __init__(self, sink: _Sink, delimiters: tuple[str, ...], tail: str) -> None:
         self.sink, self.delimiters, self.tail = sink, delimiters, tail
         self.first_chars = frozenset(d[0] for d in delimiters)
+        #: the delimiters' shared beginnings: a chunk holding none completes no delimiter
+        self.anchors = delimiter_anchors(delimiters)
         #: a held-back start of a delimiter begins in the last ``window`` characters
         self.window = max(len(d) for d in delimiters) - 1 if delimiters else 0
 
@@ -197,9 +202,9 @@ class _UntilPath:
         if not self.tail and self.first_chars.isdisjoint(chunk):
             return self.sink.write(chunk)
         buf = self.tail + chunk
-        for d in self.delimiters:
-            if d in buf:
-                return None
+        for anchor in self.anchors:
+            if anchor in buf:
+                return None  # (perhaps a delimiter: a full parse decides)
         window = self.window
         hold = held_back(buf, self.delimiters) if window and not self.first_chars.isdisjoint(buf[-window:]) else 0
         self.tail = buf[len(buf) - hold :]
