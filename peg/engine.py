@@ -143,6 +143,9 @@ class _State:
     furthest_stack: tuple[str, ...] = ()
     last_closer: str = ""  # closer of the JSON value that partial input cut short
     frontier: tuple[Parser, int] | None = None  # the primitive that asked for more input, and where it began
+    #: (an ``until``, its position) -> where its delimiter was found, kept by a
+    #: caller that parses ever longer versions of one text (a stream)
+    found: dict[tuple[int, int], int] | None = None
 
     def more(self, node: Parser, pos: int, end: int) -> _Result:
         self.frontier = (node, pos)
@@ -226,13 +229,32 @@ def _repetition(node: Repetition, st: _State, pos: int) -> _Result:
 
 def _until(node: Until, st: _State, pos: int) -> _Result:
     text = st.text
+    found_before = st.found
+    if found_before is not None:
+        hit = found_before.get((id(node), pos))
+        if hit is not None:
+            return OK, hit, _NONE
+    best = _until_delimiter(node, text, pos)
+    if best >= 0:
+        # valid for every longer text only if no delimiter starting before it could end past this one
+        if found_before is not None and best + _longest(node.delimiters) - 1 <= len(text):
+            found_before[(id(node), pos)] = best
+        return OK, best, _NONE
+    if node.stops:
+        return _before_stops(node, node.delimiters + node.stops, st, pos)
+    if st.partial:
+        # Hold back a tail that may be the start of a delimiter (``</thi``).
+        return st.more(node, pos, len(text) - held_back(text, node.delimiters, pos))
+    return OK, len(text), _NONE
+
+
+def _until_delimiter(node: Until, text: str, pos: int) -> int:
+    """Where the first of ``node``'s delimiters starts at or after ``pos`` (-1: none)."""
     best = -1
     search = _anchor_search(node.delimiters)
     if search is not None:  # one regex scan for many anchors, not one scan each
-        best = _first_delimiter(text, pos, search, _anchors(node.delimiters))
-        if best >= 0:
-            return OK, best, _NONE
-    for anchor, group in _anchors(node.delimiters) if search is None else ():
+        return _first_delimiter(text, pos, search, _anchors(node.delimiters))
+    for anchor, group in _anchors(node.delimiters):
         # the first place where a delimiter of the group starts: the group's
         # shared beginning, found once, then each delimiter checked there (and
         # only before the first place another group found: no scan past it)
@@ -243,14 +265,7 @@ def _until(node: Until, st: _State, pos: int) -> _Result:
                 best = i
                 break
             i = text.find(anchor, i + 1, end)
-    if best >= 0:
-        return OK, best, _NONE
-    if node.stops:
-        return _before_stops(node, node.delimiters + node.stops, st, pos)
-    if st.partial:
-        # Hold back a tail that may be the start of a delimiter (``</thi``).
-        return st.more(node, pos, len(text) - held_back(text, node.delimiters, pos))
-    return OK, len(text), _NONE
+    return best
 
 
 #: from this many anchor groups on, one regex scan beats a ``str.find`` per group
@@ -478,9 +493,14 @@ _DISPATCH: dict[type, Callable[..., _Result]] = {
 }
 
 
-def parse(parser: Parser, text: str, partial: bool = False, start: int = 0) -> ParseResult:
-    """Run ``parser`` over ``text`` from ``start``; see the module docstring."""
-    st = _State(text, partial)
+def parse(
+    parser: Parser, text: str, partial: bool = False, start: int = 0, found: dict[tuple[int, int], int] | None = None
+) -> ParseResult:
+    """Run ``parser`` over ``text`` from ``start``; see the module docstring.
+    ``found``: a dict the caller keeps while it parses ever longer versions of
+    one text (a stream), where the ``until`` delimiters found are remembered
+    (a later parse does not scan for them again)."""
+    st = _State(text, partial, found=found)
     try:
         status, end, nodes = _match(parser, st, start)
     except RecursionError:  # input nested deeper than the interpreter's stack (``[[[[...``)

@@ -24,6 +24,7 @@ from analysis.generation.shown_text import unshown_from, with_rest
 from analysis.messages.hooks import DROP, OutputHooks
 from analysis.messages.mapper import (
     VALUE_READINGS,
+    Decoded,
     Delta,
     Message,
     NotAnExtension,
@@ -295,6 +296,10 @@ class StreamParser:
         #: length of the text (prompt and output) whose reading the stream shows
         self._shown_length = self._parsed_length
         self.full_parses = 0  #: how many times the whole text was parsed (for benchmarks and tests)
+        #: what earlier full parses found that a longer text keeps: the delimiters
+        #: their untils found, the decodings of their complete values
+        self._found: dict[tuple[int, int], int] = {}
+        self._decoded: Decoded = {}
         self.warning = ""
 
     # -- public ---------------------------------------------------------------------
@@ -405,11 +410,11 @@ class StreamParser:
         self._fast_run = 0
         self.full_parses += 1
         self._work += len(text)
-        result = parse(self.generated.built.parser, text, partial=True)
+        result = parse(self.generated.built.parser, text, partial=True, found=self._found)
         if result.status is Status.FAILURE:
             self._failed = True  # no continuation can fit: the final parse reports it
             return []
-        message = map_result(result, self.generated.keeps_reasoning_in_content, self.generated.hooks)
+        message = map_result(result, self.generated.keeps_reasoning_in_content, self.generated.hooks, decoded=self._decoded)
         held = held_whole = False
         if result.status is Status.NEED_MORE:
             shown, held = self.generated.hold_open_reasoning(result, message)

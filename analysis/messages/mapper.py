@@ -174,7 +174,23 @@ VALUE_READINGS: dict[str, ValueReading] = {
 _DECODERS: dict[str, Callable[[str, bool], str]] = {tag: reading.decode for tag, reading in VALUE_READINGS.items()}
 
 
-def _tagged_arguments(call: TagNode, hooks: OutputHooks, final: bool) -> str:
+#: decoded complete values, by (capture, start, end), kept by a caller that maps
+#: parses of ever longer versions of one text (a stream): a complete value's
+#: text, and so its decoding, does not change
+Decoded = dict[tuple[str, int, int], str]
+
+
+def _decoded(tag: str, node: TagNode, decode: Callable[[str, bool], str], cache: Decoded | None) -> str:
+    if cache is None or not node.complete:
+        return decode(node.text, node.complete)
+    key = (tag, node.start, node.end)
+    found = cache.get(key)
+    if found is None:
+        found = cache[key] = decode(node.text, True)
+    return found
+
+
+def _tagged_arguments(call: TagNode, hooks: OutputHooks, final: bool, cache: Decoded | None = None) -> str:
     decoders = {**_DECODERS, **hooks.value_decoders}
     parts: list[str] = []
     for arg in call.find(TOOL_ARG):
@@ -187,7 +203,7 @@ def _tagged_arguments(call: TagNode, hooks: OutputHooks, final: bool) -> str:
         if final or all(typed.complete for typed in arg.find(TOOL_ARG_TYPED)):
             for tag, decode in decoders.items():
                 for node in arg.find(tag):
-                    value = decode(node.text, node.complete)
+                    value = _decoded(tag, node, decode, cache)
         parts.append(head + value)
         if not arg.complete:
             break
@@ -195,7 +211,7 @@ def _tagged_arguments(call: TagNode, hooks: OutputHooks, final: bool) -> str:
     return text + "}" if call.complete else text
 
 
-def _call(node: TagNode, hooks: OutputHooks, final: bool) -> ToolCall | None:
+def _call(node: TagNode, hooks: OutputHooks, final: bool, cache: Decoded | None = None) -> ToolCall | None:
     names = node.find(TOOL_NAME)
     if not names or not names[0].complete:
         return None  # arguments wait until the name is known
@@ -207,7 +223,7 @@ def _call(node: TagNode, hooks: OutputHooks, final: bool) -> ToolCall | None:
     elif raw:
         arguments = raw[0].text.strip(_WS) if raw[0].complete else raw[0].text.lstrip(_WS)
     elif node.complete or any(n.complete for n in node.find(TOOL_ARG_NAME)):
-        arguments = _tagged_arguments(node, hooks, final)
+        arguments = _tagged_arguments(node, hooks, final, cache)
     else:
         arguments = ""
     return ToolCall(hooks.names(names[0].text), arguments, ids[0] if ids else None)
@@ -218,6 +234,7 @@ class _Walk:
     hooks: OutputHooks
     keep_reasoning_in_content: bool = False
     final: bool = False
+    cache: Decoded | None = None
     content: list[str] = field(default_factory=list)
     reasoning: list[str] = field(default_factory=list)
     calls: list[ToolCall] = field(default_factory=list)
@@ -227,7 +244,7 @@ class _Walk:
             self.message(node, self.hooks.route(node, self.keep_reasoning_in_content))
             return
         if node.name == TOOL:
-            call = _call(node, self.hooks, self.final)
+            call = _call(node, self.hooks, self.final, self.cache)
             if call is not None:
                 self.calls.append(call)
             return
@@ -261,12 +278,17 @@ class _Walk:
 
 
 def map_result(
-    result: ParseResult, keep_reasoning_in_content: bool = False, hooks: OutputHooks = GENERIC, final: bool = False
+    result: ParseResult,
+    keep_reasoning_in_content: bool = False,
+    hooks: OutputHooks = GENERIC,
+    final: bool = False,
+    decoded: Decoded | None = None,
 ) -> Message:
     """The message a parse tree describes (see the module docstring); ``hooks``
     read the format's own captures.  ``final``: nothing more comes (an output
-    cut short), so a typed value cut short shows as written."""
-    walk = _Walk(hooks, keep_reasoning_in_content, final)
+    cut short), so a typed value cut short shows as written.  ``decoded``: a
+    stream's cache of its complete values' decodings (see :data:`Decoded`)."""
+    walk = _Walk(hooks, keep_reasoning_in_content, final, decoded)
     for node in result.tree:
         walk.visit(node)
     reasoning = "".join(walk.reasoning).strip(_WS)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from peg import combinators as p
 from peg.engine import parse
@@ -142,3 +144,24 @@ def test_dump_reads_like_the_reference() -> None:
         "Tag(content, Rest), End)"
     )
     assert p.chars("[a-z_]", 1, -1).dump() == "CharRepeat([a-z_], 1, unbounded)"
+
+
+@example(text="aWXYZb", delimiters=["X", "WXYZ"])  # "X" is found first, until "WXYZ" is complete
+@given(
+    text=st.text(alphabet="abWXYZ<>", max_size=40),
+    delimiters=st.lists(st.text(alphabet="abWXYZ<>", min_size=1, max_size=4), min_size=1, max_size=3, unique=True),
+)
+def test_a_stream_s_found_delimiters_read_as_fresh_parses(text: str, delimiters: list[str]) -> None:
+    """``found`` remembers where an until's delimiter was found while a text
+    grows: every prefix parses as a fresh parse does (a longer delimiter
+    starting earlier that the text had not finished must not be missed)."""
+    parser = p.seq(p.tag("t", p.until(*delimiters)), p.choice(*(p.literal(d) for d in sorted(delimiters, key=len, reverse=True))), p.rest())
+    found: dict[tuple[int, int], int] = {}
+    for end in range(len(text) + 1):
+        remembered = parse(parser, text[:end], partial=True, found=found)
+        fresh = parse(parser, text[:end], partial=True)
+        assert (remembered.status, remembered.end, [(n.start, n.end) for n in remembered.find("t")]) == (
+            fresh.status,
+            fresh.end,
+            [(n.start, n.end) for n in fresh.find("t")],
+        ), (text[:end], delimiters)
