@@ -121,7 +121,13 @@ class _TextSink:
         self.waiting = [pending] if pending else []
 
     def write(self, piece: str) -> list[Delta]:
-        if not self.waiting and piece[-1] not in _WS:  # (the common case: nothing waits, nothing to hold)
+        if not self.waiting:  # (the common case: nothing waits)
+            if piece[-1] in _WS:
+                text = piece.rstrip(_WS)  # stops at the chunk's last non-space character
+                self.waiting = [piece[len(text) :]]
+                if not text:
+                    return []
+                piece = text
             self.parts.append(piece)
             return [self.make(piece)]
         if not piece.strip(_WS):  # whitespace only: it waits, in time proportional to the chunk
@@ -314,12 +320,11 @@ class StreamParser:
         if path is not None:
             deltas = path.extend(chunk)
             if deltas is not None:
-                self._shown_length += len(chunk)
-                return deltas
+                return deltas  # (what the stream shows grows with the chunks: see _shown_length)
             self._path = None  # the parse changes here: only a full parse can go on
             # the path carried every chunk since the last full parse but this one
             self._fast_run = sum(map(len, chunks)) - self._parsed_length - len(chunk)
-            self._length = self._parsed_length + self._fast_run
+            self._length = self._shown_length = self._parsed_length + self._fast_run
         if self._failed:
             return []
         self._length += len(chunk)
@@ -353,7 +358,10 @@ class StreamParser:
         as an unfinished beginning, when that extends it) and adds the rest of
         the output, as written, to the content; the outcome is then not ``ok``
         and its warning says why."""
-        output = "".join(self._chunks)[len(self.generated.generation_prompt) :]
+        text = "".join(self._chunks)
+        if self._path is not None:  # a fast path carried (and showed) every chunk since the last full parse
+            self._shown_length = len(text)
+        output = text[len(self.generated.generation_prompt) :]
         outcome = self.generated.parse(output)
         if not outcome.ok:
             self.warning = outcome.warning
