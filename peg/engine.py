@@ -360,6 +360,17 @@ def held_back(text: str, delimiters: tuple[str, ...], start: int = 0) -> int:
     return len(text) - found.start() if found else 0
 
 
+def held_back_of(delimiters: tuple[str, ...]) -> Callable[[str], int]:
+    """:func:`held_back` for ``delimiters``, prepared once (a stream calls it per chunk)."""
+    pattern, longest = _prefix_at_end(delimiters), _longest(delimiters)
+
+    def hold(text: str) -> int:
+        found = pattern.search(text, max(0, len(text) - longest + 1))
+        return len(text) - found.start() if found else 0
+
+    return hold
+
+
 @functools.lru_cache(maxsize=256)
 def _longest(delimiters: tuple[str, ...]) -> int:
     return max(map(len, delimiters), default=1)

@@ -47,7 +47,7 @@ from analysis.messages.tags import (
     TOOL_NAME,
 )
 from peg.combinators import Json, Rest, Until
-from peg.engine import ParseResult, TagNode, delimiter_anchors, held_back, parse
+from peg.engine import ParseResult, TagNode, delimiter_anchors, held_back_of, parse
 from peg.json_stream import IncrementalJson
 from peg.status import Status
 from peg.text import WS as _WS
@@ -195,7 +195,7 @@ class _UntilPath:
     """The field runs until one of ``delimiters``: a chunk that completes one is
     structural; a possible delimiter start at the end is held back."""
 
-    __slots__ = ("anchors", "delimiters", "first_chars", "sink", "tail", "window")
+    __slots__ = ("anchors", "delimiters", "first_chars", "hold", "sink", "tail", "window")
 
     def __init__(self, sink: _Sink, delimiters: tuple[str, ...], tail: str) -> None:
         self.sink, self.delimiters, self.tail = sink, delimiters, tail
@@ -204,6 +204,7 @@ class _UntilPath:
         self.anchors = delimiter_anchors(delimiters)
         #: a held-back start of a delimiter begins in the last ``window`` characters
         self.window = max(len(d) for d in delimiters) - 1 if delimiters else 0
+        self.hold = held_back_of(delimiters)
 
     def extend(self, chunk: str) -> list[Delta] | None:
         if not self.tail and self.first_chars.isdisjoint(chunk):
@@ -213,7 +214,7 @@ class _UntilPath:
             if anchor in buf:
                 return None  # (perhaps a delimiter: a full parse decides)
         window = self.window
-        hold = held_back(buf, self.delimiters) if window and not self.first_chars.isdisjoint(buf[-window:]) else 0
+        hold = self.hold(buf) if window and not self.first_chars.isdisjoint(buf[-window:]) else 0
         self.tail = buf[len(buf) - hold :]
         return self.sink.write(buf[: len(buf) - hold]) if hold < len(buf) else []
 
