@@ -269,7 +269,8 @@ def _until_delimiter(node: Until, text: str, pos: int) -> int:
 
 
 #: from this many anchor groups on, one regex scan beats a ``str.find`` per group
-_REGEX_FROM = 3
+#: (measured: two groups over 98 KB of prose, 129 against 146 us)
+_REGEX_FROM = 2
 
 
 @functools.lru_cache(maxsize=1024)
