@@ -590,7 +590,7 @@ def export(
     """Write the inferred parser as a Hugging Face response_template, the
     output spec transformers (parse_response), vLLM and SGLang execute; it
     is read back by transformers' own parser on the template's round-trip
-    probes before it is written (pip install 'autoparser[hf]'). Only the markers
+    probes before it is written (the hf extra: pip install '.[hf]'). Only the markers
     matter: the tools are --tools, else the built-in weather tool.
 
     Example: autoparser export templates/demo.jinja -o response_template.json

@@ -1,6 +1,6 @@
 """Reading model output with transformers' own ``response_template`` parser.
 
-transformers is optional (``pip install 'autoparser[hf]'``; it needs no
+transformers is optional (the hf extra, ``pip install '.[hf]'``; it needs no
 torch): this module imports it on first use and names the missing extra when
 it is absent.  The reading is transformers' ``parse_response`` with the
 prompt as its ``prefix`` and the request's tools (which cast tagged argument
@@ -19,7 +19,7 @@ from analysis.errors import ExportError, InputError, one_line
 from analysis.messages.mapper import Message, ToolCall
 
 #: what to install for this module
-EXTRA = "pip install 'autoparser[hf]'"
+EXTRA = "the hf extra: pip install '.[hf]' in the checkout"
 
 
 def _parse_response() -> Any:
