@@ -7,7 +7,7 @@ anchor the prompt is cut after, and flat fields (``thinking``, ``content``,
 from a template's analysis: the reasoning markers, the content wrapping or the
 end-of-turn markers that close plain content, and the tool-call markers (the
 generic formats here, the dedicated formats through their handler's
-``response_calls``).  A format the spec cannot express raises
+``response_fields``).  A format the spec cannot express raises
 :class:`~analysis.errors.ExportError` naming what cannot be expressed.
 """
 
@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 from analysis.errors import ExportError
 from analysis.parsers.handlers import handler_named
 from analysis.parsers.response_spec import (
-    CALL_TRANSFORM,
     anchor,
     generic_calls,
     marker,
@@ -45,11 +44,11 @@ def response_template(generated: Generated) -> dict[str, Any]:
     as autoparser does: ``thinking``, ``content`` and ``tool_calls`` fields,
     and a start anchor that keeps what the generation prompt opens."""
     analysis = generated.analysis
-    anchor = _anchor(analysis, generated.generation_prompt[: len(generated.generation_prompt) - len(generated.prompt.continued_text)])
+    cut_after = _anchor(analysis, generated.generation_prompt[: len(generated.generation_prompt) - len(generated.prompt.continued_text)])
     fields: dict[str, Any] = {}
     reasoning = analysis.reasoning
     if reasoning.mode is not ReasoningMode.NONE and strip_ws(reasoning.end):
-        fields["thinking"] = _thinking(analysis, anchor, generated.prefill)
+        fields["thinking"] = _thinking(analysis, cut_after, generated.prefill)
     own = _own_part(analysis)
     if own is None and (tools := _tool_calls(analysis)) is not None:
         fields["tool_calls"] = tools
@@ -64,8 +63,8 @@ def response_template(generated: Generated) -> dict[str, Any]:
             content["close"] = content.get("close", []) + stray
     spec: dict[str, Any] = {"version": VERSION, "defaults": {"role": "assistant"}}
     opener = strip_ws(reasoning.start)
-    if anchor:
-        spec["start_anchor"] = anchor
+    if cut_after:
+        spec["start_anchor"] = cut_after
     elif opener and strip_ws(generated.generation_prompt).startswith(opener):
         spec["start_anchor_pattern"] = f"(?={marker(opener)})"  # the prompt starts with the reasoning it opens
     else:  # the prompt ends where the user's turn does: the model's part starts at its end
@@ -85,9 +84,9 @@ def _anchor(analysis: TemplateAnalysis, generation_prompt: str) -> str:
     return strip_ws(prompt[: prompt.index(opener)]) if opener and opener in prompt else prompt
 
 
-def _thinking(analysis: TemplateAnalysis, anchor: str, prefill: PrefillOutcome) -> dict[str, Any]:
+def _thinking(analysis: TemplateAnalysis, cut_after: str, prefill: PrefillOutcome) -> dict[str, Any]:
     start, end = strip_ws(analysis.reasoning.start), strip_ws(analysis.reasoning.end)
-    if not start or (anchor and start in anchor) or prefill is PrefillOutcome.ARTIFACT:
+    if not start or (cut_after and start in cut_after) or prefill is PrefillOutcome.ARTIFACT:
         # delimiter style: the turn opens in reasoning, which its end marker closes
         return {"open_pattern": "^" + (f"(?:\\s*{marker(start)})?" if start else ""), "close": end, "content": "text"}
     return {"open": start, "close": end, "content": "text"}
@@ -130,4 +129,4 @@ def _own_part(analysis: TemplateAnalysis) -> dict[str, Any] | None:
     return handler.response_fields(analysis)
 
 
-__all__ = ["CALL_TRANSFORM", "VERSION", "response_template"]
+__all__ = ["VERSION", "response_template"]
