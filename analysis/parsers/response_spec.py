@@ -178,3 +178,6 @@ def stray_markers(analysis: TemplateAnalysis, calls: dict[str, Any]) -> list[str
             continue
         out.append(m)
     return out
+
+
+__all__ = ["CALL_TRANSFORM", "KEY", "NAME", "anchor", "call_field", "generic_calls", "json_calls", "marker", "stray_markers", "tagged_calls"]
