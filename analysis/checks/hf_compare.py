@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from analysis.checks.round_trip import ProbeStatus, RoundTrip, round_trips
+from analysis.checks.round_trip import ProbeStatus, RoundTrip, loads_or_text, round_trips
 from analysis.export.hf_reading import check_loadable, transformers_missing, transformers_reading
 from analysis.export.response_template import response_template
 from analysis.messages.mapper import Message
@@ -124,15 +124,8 @@ def same_message(a: Message, b: Message) -> bool:
     return (
         a.content.strip() == b.content.strip()
         and (a.reasoning_content or "").strip() == (b.reasoning_content or "").strip()
-        and [(c.name, _loads(c.arguments)) for c in a.tool_calls] == [(c.name, _loads(c.arguments)) for c in b.tool_calls]
+        and [(c.name, loads_or_text(c.arguments)) for c in a.tool_calls] == [(c.name, loads_or_text(c.arguments)) for c in b.tool_calls]
     )
-
-
-def _loads(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
 
 
 def _shown(message: Message) -> str:

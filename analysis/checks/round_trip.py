@@ -134,7 +134,7 @@ def _calls_probe(parser: AutoParser, name: str, tool: dict[str, Any], arguments:
     want = [("get_weather", a) for a in arguments]
 
     def same(message: Message) -> bool:
-        return [(c.name, _loads(c.arguments)) for c in message.tool_calls] == want
+        return [(c.name, loads_or_text(c.arguments)) for c in message.tool_calls] == want
 
     first: str | None = None  # the first id style's render explains a failure
     unaligned = False
@@ -145,9 +145,9 @@ def _calls_probe(parser: AutoParser, name: str, tool: dict[str, Any], arguments:
         if not text:  # the calls are rendered, but not after the generation prompt nor a call marker
             unaligned = True
             continue
-        cut = _parses_back(generated, text, same, need_calls=True)
-        if cut is not None:
-            return _read_back(name, generated, cut, same)
+        read = _parses_back(generated, text, same, need_calls=True)
+        if read is not None:
+            return _read_back(name, generated, read, same)
         first = text if first is None else first
     if first is None and unaligned:
         return RoundTrip(
@@ -168,7 +168,7 @@ def _reply_and_call_probe(parser: AutoParser, name: str) -> RoundTrip:
 
     def same(message: Message) -> bool:
         said = message.content.strip() == SAY or (message.reasoning_content or "").strip() == SAY
-        return said and [(c.name, _loads(c.arguments)) for c in message.tool_calls] == [("get_weather", {"city": "Paris"})]
+        return said and [(c.name, loads_or_text(c.arguments)) for c in message.tool_calls] == [("get_weather", {"city": "Paris"})]
 
     outcomes: list[RoundTrip] = []  # per id style: a failure wins over a skip
     for style in id_styles(parser):
@@ -185,8 +185,8 @@ def _reply_and_call_probe(parser: AutoParser, name: str) -> RoundTrip:
                 outcome = RoundTrip(name, ProbeStatus.SKIPPED, "the template writes the text and the calls as separate turns")
             elif text is None:
                 outcome = RoundTrip(name, ProbeStatus.SKIPPED, "the rendered turn cannot be lined up with the generation prompt")
-            elif (cut := _parses_back(generated, text, same, need_calls=False)) is not None:
-                return _read_back(name, generated, cut, same)
+            elif (read := _parses_back(generated, text, same, need_calls=False)) is not None:
+                return _read_back(name, generated, read, same)
             else:
                 outcome = RoundTrip(name, ProbeStatus.FAILED, _failure(generated, text))
         outcomes.append(outcome)
@@ -207,9 +207,9 @@ def _reply_probe(parser: AutoParser, name: str, message: dict[str, Any], reasoni
     def same(parsed: Message) -> bool:
         return parsed.content.strip() == REPLY and (parsed.reasoning_content or None) == reasoning and not parsed.tool_calls
 
-    cut = _parses_back(generated, text, same, need_calls=False)
-    if cut is not None:
-        return _read_back(name, generated, cut, same)
+    read = _parses_back(generated, text, same, need_calls=False)
+    if read is not None:
+        return _read_back(name, generated, read, same)
     return RoundTrip(name, ProbeStatus.FAILED, _failure(generated, text))
 
 
@@ -286,14 +286,14 @@ def cut_ends(text: str) -> list[int]:
     return [len(text)] + [i for i in range(len(text) - 1, 0, -1) if text[i] in "<[\n"]
 
 
-def _read_back(name: str, generated: Generated, text: str, same: Callable[[Message], bool]) -> RoundTrip:
+def _read_back(name: str, generated: Generated, read: tuple[str, Message], same: Callable[[Message], bool]) -> RoundTrip:
     """An ``ok`` probe, with what it read back and from what: the output as a
     model writes it, which stops at its end of turn (the render may go on
     with the template's next turn), where that still reads back."""
+    text, message = read
     stop = _stop(text, generated)
     if stop < len(text) and (outcome := generated.parse(text[:stop])).ok and same(outcome.message):
-        text = text[:stop]
-    message = generated.parse(text).message
+        text, message = text[:stop], outcome.message
     return RoundTrip(name, ProbeStatus.OK, text=text, prompt=generated.prompt.text, tools=tuple(dict(t) for t in generated.request.tools or ()), message=message)
 
 
@@ -308,13 +308,16 @@ def _stop(text: str, generated: Generated) -> int:
     return min(stops, default=len(text))
 
 
-def _parses_back(generated: Generated, text: str, same: Callable[[Message], bool], need_calls: bool) -> str | None:
-    """The cut of ``text`` before its end of turn that parses to the rendered message (None if none does)."""
+def _parses_back(
+    generated: Generated, text: str, same: Callable[[Message], bool], need_calls: bool
+) -> tuple[str, Message] | None:
+    """The cut of ``text`` before its end of turn that parses to the rendered
+    message, and that message (None if no cut does)."""
     for end in cut_ends(text):
         outcome = generated.parse(text[:end])
         if outcome.ok and (outcome.message.tool_calls or not need_calls):
             if same(outcome.message):
-                return text[:end]
+                return text[:end], outcome.message
             if need_calls:
                 return None  # the first cut that reads calls decides
     return None
@@ -327,7 +330,8 @@ def _failure(generated: Generated, text: str) -> str:
     return f"the template writes {shown!r}; parsed: {got}"
 
 
-def _loads(text: str) -> Any:
+def loads_or_text(text: str) -> Any:
+    """JSON text's value, or the text itself where it is not JSON (arguments compare as JSON)."""
     try:
         return json.loads(text)
     except ValueError:

@@ -22,6 +22,7 @@ from analysis.parsers.response_spec import (
     generic_calls,
     marker,
     stray_markers,
+    turn_ends,
 )
 from analysis.phases.result import (
     ContentMode,
@@ -101,12 +102,12 @@ def _content(analysis: TemplateAnalysis, generation_prompt: str) -> dict[str, An
     if wrapped and content.mode is ContentMode.WRAPPED_WITH_REASONING and strip_ws(analysis.reasoning.start):
         # wrapped after reasoning, plain without: opened by its marker, or at the start unless reasoning opens there
         opens = f"{marker(start)}|^(?!\\s*{marker(analysis.reasoning.start)})"
-        closes = [end] + [strip_ws(m) for m in analysis.turn_end if strip_ws(m)]
+        closes = [end, *turn_ends(analysis)]
         return {"open_pattern": opens, "close": closes, "content": "text", "repeats": True, "join": ""}
     if wrapped and start not in generation_prompt:
         return {**anchor("open", start), **anchor("close", end), "content": "text", "repeats": True, "join": ""}
     spec: dict[str, Any] = {"content": "text", "repeats": True, "join": ""}
-    ends = list(dict.fromkeys(([end] if wrapped else []) + [strip_ws(m) for m in analysis.turn_end if strip_ws(m)]))
+    ends = list(dict.fromkeys(([end] if wrapped else []) + turn_ends(analysis)))
     if ends:
         spec["close"] = ends
     return spec

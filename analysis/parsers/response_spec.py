@@ -27,6 +27,11 @@ KEY = r"(?P<key>[\w.\-]+)"
 CALL_TRANSFORM: dict[str, Any] = {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
 
 
+def turn_ends(analysis: TemplateAnalysis) -> list[str]:
+    """The template's end-of-turn markers, trimmed (what closes plain content)."""
+    return [m for m in map(strip_ws, analysis.turn_end) if m]
+
+
 def marker(text: str) -> str:
     """A pattern for a marker: its text, with the whitespace around and inside
     it matching any whitespace (templates and models differ in newlines)."""
@@ -71,7 +76,7 @@ def json_calls(analysis: TemplateAnalysis) -> dict[str, Any]:
     if not fmt.name_field or not fmt.args_field:
         raise ExportError("the calls' JSON has no name or no arguments member")
     one = {"type": "function", "function": {"name": "{" + fmt.name_field + "}", "arguments": "{" + fmt.args_field + "}"}}
-    ends = [strip_ws(m) for m in analysis.turn_end if strip_ws(m)]
+    ends = turn_ends(analysis)
     if strip_ws(fmt.per_call_start):  # (the section markers around the calls are left out: see stray_markers)
         closes = anchor("close", fmt.per_call_end) if strip_ws(fmt.per_call_end) else _next_call_or_end(fmt.per_call_start, ends)
         spec = {**anchor("open", fmt.per_call_start), **closes, "repeats": True, "content": "json", "transform": _under("content", one)}
@@ -142,7 +147,7 @@ def tagged_calls(analysis: TemplateAnalysis) -> dict[str, Any]:
         + (r"\s*" + name_suffix if name_suffix else "")
     )
     end = strip_ws(function.close) or strip_ws(fmt.per_call_end)
-    ends = [strip_ws(m) for m in analysis.turn_end if strip_ws(m)]
+    ends = turn_ends(analysis)
     # (a call marker after the closer, and the section's markers, are left out: see stray_markers)
     closes = {} if end else _next_call_or_end(fmt.per_call_start, ends)
     if fmt.mode is ToolFormat.TAG_WITH_JSON:
@@ -180,4 +185,4 @@ def stray_markers(analysis: TemplateAnalysis, calls: dict[str, Any]) -> list[str
     return out
 
 
-__all__ = ["CALL_TRANSFORM", "KEY", "NAME", "anchor", "call_field", "generic_calls", "json_calls", "marker", "stray_markers", "tagged_calls"]
+__all__ = ["CALL_TRANSFORM", "KEY", "NAME", "anchor", "call_field", "generic_calls", "json_calls", "marker", "stray_markers", "tagged_calls", "turn_ends"]

@@ -17,7 +17,7 @@ from analysis.parsers.builder import (
 )
 from analysis.parsers.handlers.base import Handler, with_tool_markers
 from analysis.parsers.request import ChatRequest
-from analysis.parsers.response_spec import NAME, call_field, marker
+from analysis.parsers.response_spec import NAME, call_field, marker, turn_ends
 from analysis.phases.result import PrefillOutcome, TemplateAnalysis, ToolFormat
 from analysis.probing.markers import strip_ws
 from analysis.probing.probes import Prober, conversation
@@ -68,7 +68,7 @@ def response_fields(analysis: TemplateAnalysis) -> dict[str, Any]:
     """Each ``>>>`` names a recipient: ``all`` opens content, a function name
     its JSON arguments; the next ``>>>`` or the end of turn closes it.  The
     anchor stops before the prompt's own ``>>>``, which opens the first."""
-    ends = [strip_ws(m) for m in analysis.turn_end if strip_ws(m)]
+    ends = turn_ends(analysis)
     closed = "|".join([f"(?={marker(MARK)})"] + [marker(m) for m in ends])
     prompt = strip_ws(analysis.generation_prompt.text)
     anchor = strip_ws(prompt[: prompt.rfind(MARK)]) if MARK in prompt else prompt

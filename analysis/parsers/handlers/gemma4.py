@@ -27,7 +27,7 @@ from analysis.parsers.builder import (
 )
 from analysis.parsers.handlers.base import Handler, probe_call_render, with_tool_markers
 from analysis.parsers.request import ChatRequest, ReasoningFormat
-from analysis.parsers.response_spec import NAME, call_field, marker
+from analysis.parsers.response_spec import NAME, call_field, marker, turn_ends
 from analysis.phases.result import (
     PrefillOutcome,
     ReasoningAnalysis,
@@ -35,7 +35,6 @@ from analysis.phases.result import (
     TemplateAnalysis,
     ToolFormat,
 )
-from analysis.probing.markers import strip_ws
 from analysis.probing.probes import ARG_A, FUN_A, Prober
 from peg import combinators as p
 from peg.combinators import UNBOUNDED, Parser, Ref
@@ -192,7 +191,7 @@ def response_fields(analysis: TemplateAnalysis) -> dict[str, Any]:
     the content ends at the end of turn or at the tool response the model waits for."""
     arguments = {"unquoted_keys": True, "string_delims": [[QUOTE, QUOTE]]}
     calls = call_field(marker(CALL_START) + r"\s*call:" + NAME, CALL_END, "json", content_args=arguments)
-    ends = list(dict.fromkeys([strip_ws(m) for m in analysis.turn_end if strip_ws(m)] + [TOOL_RESPONSE]))
+    ends = list(dict.fromkeys([*turn_ends(analysis), TOOL_RESPONSE]))
     return {"fields": {"tool_calls": calls, "content": {"content": "text", "repeats": True, "join": "", "close": ends}}}
 
 
