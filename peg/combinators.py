@@ -14,7 +14,7 @@ trees as GBNF, where lookaheads constrain nothing.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -123,14 +123,19 @@ class Repetition(Parser):
 class Until(Parser):
     """Everything up to (not including) the first of ``delimiters``, or to the
     end; where no delimiter follows, the text ends before a run of ``stops``
-    (with whitespace between them) that ends the input."""
+    (with whitespace between them) that ends the input.  On partial input,
+    the text shown stops short of the first of ``held`` too (and of a tail that
+    may begin one): texts where another reading of the same input would end
+    it (a string left unclosed, recovered at the next argument)."""
 
     delimiters: tuple[str, ...]
     stops: tuple[str, ...] = ()
+    held: tuple[str, ...] = ()
 
     def dump(self) -> str:
         stops = f"; stops: {' | '.join(self.stops)}" if self.stops else ""
-        return f"Until({' | '.join(self.delimiters)}{stops})"
+        held = f"; held: {' | '.join(self.held)}" if self.held else ""
+        return f"Until({' | '.join(self.delimiters)}{stops}{held})"
 
 
 @dataclass(frozen=True, eq=False)
@@ -214,10 +219,15 @@ class Tag(Parser):
 
 @dataclass(frozen=True, eq=False)
 class Json(Parser):
-    """A JSON value (lenient about schemas; partial-aware)."""
+    """A JSON value (lenient about schemas; partial-aware).  On partial input,
+    a value still being written shows nothing from the first of ``held`` on,
+    nor a tail that may begin one: texts at which another reading of the same
+    input would end it (a parser's recovery of a value that breaks later)."""
+
+    held: tuple[str, ...] = ()
 
     def dump(self) -> str:
-        return "Json"
+        return f"Json(held: {' | '.join(self.held)})" if self.held else "Json"
 
 
 @dataclass(frozen=True, eq=False)
@@ -313,12 +323,13 @@ def one_or_more(item: Parser) -> Parser:
     return Repetition(item, 1, UNBOUNDED)
 
 
-def until(*delimiters: str, stops: tuple[str, ...] = ()) -> Parser:
+def until(*delimiters: str, stops: tuple[str, ...] = (), held: Iterable[str] = ()) -> Parser:
     """Everything up to the first of ``delimiters``: ``(!d1 !d2 .)*`` (empty
-    ones are ignored; on partial input, text that may begin a delimiter waits).
+    ones are ignored; on partial input, text that may begin a delimiter waits,
+    and so does text from the first of ``held`` on: see :class:`Until`).
     Where no delimiter follows, the text ends before a trailing run of
     ``stops`` (end-of-turn markers a parser drops; a grammar reads none)."""
-    return Until(tuple(d for d in delimiters if d), tuple(s for s in stops if s))
+    return Until(tuple(d for d in delimiters if d), tuple(s for s in stops if s), tuple(h for h in held if h))
 
 
 def rest(stops: tuple[str, ...] = ()) -> Parser:
@@ -363,10 +374,10 @@ def tag(name: str, item: Parser) -> Parser:
     return Tag(name, item)
 
 
-def json_value() -> Parser:
+def json_value(held: Iterable[str] = ()) -> Parser:
     """One JSON value: ``json-value`` (the GBNF of JSON; with partial input, a
-    value still being written)."""
-    return Json()
+    value still being written, shown short of any of ``held``: see :class:`Json`)."""
+    return Json(tuple(h for h in held if h))
 
 
 def schema(item: Parser, name: str, json_schema: Mapping[str, Any]) -> Parser:

@@ -234,27 +234,40 @@ def _until(node: Until, st: _State, pos: int) -> _Result:
         hit = found_before.get((id(node), pos))
         if hit is not None:
             return OK, hit, _NONE
-    best = _until_delimiter(node, text, pos)
+    best = _first_of(node.delimiters, text, pos)
+    if best >= 0 and node.held and st.partial and _undecided(node, text, pos, best):
+        return st.more(node, pos, _first_of(node.held, text, pos))
     if best >= 0:
         # valid for every longer text only if no delimiter starting before it could end past this one
         if found_before is not None and best + _longest(node.delimiters) - 1 <= len(text):
             found_before[(id(node), pos)] = best
         return OK, best, _NONE
-    if node.stops:
-        return _before_stops(node, node.delimiters + node.stops, st, pos)
     if st.partial:
-        # Hold back a tail that may be the start of a delimiter (``</thi``).
-        return st.more(node, pos, len(text) - held_back(text, node.delimiters, pos))
+        # Hold back a tail that may be the start of a delimiter (``</thi``) or a stop.
+        return st.more(node, pos, partial_end(node, text, pos))
+    if node.stops:
+        return OK, trailing_stops(text, node.stops, pos, len(text)), _NONE
     return OK, len(text), _NONE
 
 
-def _until_delimiter(node: Until, text: str, pos: int) -> int:
-    """Where the first of ``node``'s delimiters starts at or after ``pos`` (-1: none)."""
+def _undecided(node: Until, text: str, pos: int, best: int) -> bool:
+    """Whether the delimiter found at ``best``, after one of ``node``'s held
+    texts, may still not end it: nothing but whitespace follows it yet (the
+    reading that ends the text at the held one may still be the one)."""
+    first = _first_of(node.held, text, pos)
+    if first < 0 or first >= best:
+        return False
+    after = best + next(len(d) for d in node.delimiters if text.startswith(d, best))
+    return not text[after:].strip(WS)
+
+
+def _first_of(delimiters: tuple[str, ...], text: str, pos: int) -> int:
+    """Where the first of ``delimiters`` starts at or after ``pos`` (-1: none)."""
     best = -1
-    search = _anchor_search(node.delimiters)
+    search = _anchor_search(delimiters)
     if search is not None:  # one regex scan for many anchors, not one scan each
-        return _first_delimiter(text, pos, search, _anchors(node.delimiters))
-    for anchor, group in _anchors(node.delimiters):
+        return _first_delimiter(text, pos, search, _anchors(delimiters))
+    for anchor, group in _anchors(delimiters):
         # the first place where a delimiter of the group starts: the group's
         # shared beginning, found once, then each delimiter checked there (and
         # only before the first place another group found: no scan past it)
@@ -320,14 +333,7 @@ def _anchors(delimiters: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], 
     return tuple((anchor, tuple(members)) for anchor, members in groups)
 
 
-def _before_stops(node: Until | Rest, held: tuple[str, ...], st: _State, pos: int) -> _Result:
-    """The text to the end, less its trailing run of stops (and, on partial
-    input, less a tail that may begin one of ``held``)."""
-    end = len(st.text)
-    if st.partial:
-        end -= held_back(st.text, held, pos)
-        return st.more(node, pos, trailing_stops(st.text, node.stops, pos, end))
-    return OK, trailing_stops(st.text, node.stops, pos, end), _NONE
+
 
 
 def trailing_stops(text: str, stops: tuple[str, ...], start: int, end: int) -> int:
@@ -348,9 +354,15 @@ def trailing_stops(text: str, stops: tuple[str, ...], start: int, end: int) -> i
 
 def partial_end(node: Until | Rest, text: str, pos: int) -> int:
     """Where the text an ``until`` or ``rest`` at ``pos`` shows on partial input
-    ends (what may still be a delimiter or a trailing stop waits)."""
-    delimiters = node.delimiters if isinstance(node, Until) else ()
-    end = len(text) - held_back(text, delimiters + node.stops, pos)
+    ends (what may still be a delimiter or a trailing stop waits, and so does
+    an ``until``'s text from the first of its held texts on)."""
+    if isinstance(node, Until):
+        end = len(text) - held_back(text, node.delimiters + node.stops + node.held, pos)
+        if node.held:
+            first = _first_of(node.held, text, pos)
+            end = first if 0 <= first < end else end
+    else:
+        end = len(text) - held_back(text, node.stops, pos)
     return trailing_stops(text, node.stops, pos, end) if node.stops else end
 
 
@@ -397,10 +409,10 @@ def _prefix_at_end(delimiters: tuple[str, ...]) -> re.Pattern[str]:
 
 
 def _rest(node: Rest, st: _State, pos: int) -> _Result:
-    if node.stops:
-        return _before_stops(node, node.stops, st, pos)
     if st.partial:
-        return st.more(node, pos, len(st.text))
+        return st.more(node, pos, partial_end(node, st.text, pos) if node.stops else len(st.text))
+    if node.stops:
+        return OK, trailing_stops(st.text, node.stops, pos, len(st.text)), _NONE
     return OK, len(st.text), _NONE
 
 
@@ -421,16 +433,16 @@ def _end(node: End, st: _State, pos: int) -> _Result:
 
 def _peek(node: Peek, st: _State, pos: int) -> _Result:
     status, end, _ = _match(node.item, st, pos)
-    return (status, pos if status == OK else end, _NONE)
+    return (status, end if status == FAIL else pos, _NONE)  # (a look-ahead shows nothing)
 
 
 def _not(node: Not, st: _State, pos: int) -> _Result:
-    status, end, _ = _match(node.item, st, pos)
+    status, _, _ = _match(node.item, st, pos)
     if status == OK:
         st.expect(pos, f"not {node.item.dump()}")
         return FAIL, pos, _NONE
     if status == MORE:
-        return MORE, end, _NONE
+        return MORE, pos, _NONE  # (a look-ahead shows nothing)
     return OK, pos, _NONE
 
 
@@ -456,7 +468,12 @@ def _json(node: Json, st: _State, pos: int) -> _Result:
         return OK, scan.end, _NONE
     if scan.status is Status.NEED_MORE:
         st.last_closer = scan.closer
-        return st.more(node, pos, scan.end)
+        end = scan.end
+        if node.held:  # shown short of a held text (another reading may end the value there)
+            text = st.text if end == len(st.text) else st.text[:end]
+            first = _first_of(node.held, text, pos)
+            end = first if first >= 0 else end - held_back(text, node.held, pos)
+        return st.more(node, pos, end)
     st.expect(scan.end, scan.expected)
     return FAIL, pos, _NONE
 

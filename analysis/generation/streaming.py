@@ -220,29 +220,32 @@ class _UntilPath:
 
 
 class _JsonPath:
-    """Raw JSON arguments: chunks extend them while the value stays open."""
+    """Raw JSON arguments: chunks extend them while the value stays open (short
+    of the value's held texts, as an ``until`` of them: see ``peg.combinators.Json``)."""
 
-    __slots__ = ("sink", "tracker")
+    __slots__ = ("held", "sink", "tracker")
 
-    def __init__(self, sink: _Sink, tracker: IncrementalJson) -> None:
-        self.sink, self.tracker = sink, tracker
+    def __init__(self, sink: _Sink, tracker: IncrementalJson, held: _UntilPath | None) -> None:
+        self.sink, self.tracker, self.held = sink, tracker, held
 
     def extend(self, chunk: str) -> list[Delta] | None:
         if self.tracker.feed(chunk) is not Status.NEED_MORE:
             return None
-        return self.sink.write(chunk)
+        return self.sink.write(chunk) if self.held is None else self.held.extend(chunk)
 
 
 class _QuotedPath:
     """The inside of a Python-style string: only an unescaped closing quote is
-    structural.  Escapes are decoded as the mapper decodes them; one cut short
-    at the end of a chunk waits for the next."""
+    structural, and (in a call) a boundary at which an unclosed string would
+    end; a possible start of one at the end waits.  Escapes are decoded as the
+    mapper decodes them; one cut short at the end of a chunk waits for the next."""
 
-    __slots__ = ("quotes", "sink", "specials", "tail")
+    __slots__ = ("boundaries", "hold", "quotes", "sink", "specials", "tail")
 
-    def __init__(self, sink: _Sink, quotes: tuple[str, ...]) -> None:
-        self.sink, self.quotes, self.tail = sink, quotes, ""
-        self.specials = frozenset("\\").union(*quotes)
+    def __init__(self, sink: _Sink, quotes: tuple[str, ...], boundaries: tuple[str, ...], tail: str) -> None:
+        self.sink, self.quotes, self.boundaries, self.tail = sink, quotes, boundaries, tail
+        self.specials = frozenset("\\").union(*quotes, *(b[0] for b in boundaries))
+        self.hold = held_back_of(boundaries) if boundaries else None
 
     def extend(self, chunk: str) -> list[Delta] | None:
         if not self.tail and self.specials.isdisjoint(chunk):
@@ -257,7 +260,12 @@ class _QuotedPath:
                 return None
             else:
                 i += 1
-        decoded, used = decode_escapes(buf, final=False)
+        held = 0
+        if self.hold is not None:
+            if any(b in buf for b in self.boundaries):
+                return None  # (perhaps where an unclosed string ends: a full parse decides)
+            held = self.hold(buf)
+        decoded, used = decode_escapes(buf[: n - held], final=False)
         self.tail = buf[used:]
         return self.sink.write(decoded) if decoded else []
 
@@ -476,8 +484,10 @@ class StreamParser:
         text = result.text
         if isinstance(node, Until):
             if field_name == "escaped" and "\\" in node.delimiters:  # a Python string: backslash escapes
-                return _QuotedPath(sink, tuple(d for d in node.delimiters if d != "\\"))
-            delimiters = node.delimiters + node.stops  # a stop completed may end the text: a full parse decides
+                quotes = tuple(d for d in node.delimiters if len(d) == 1 and d != "\\")
+                return _QuotedPath(sink, quotes, tuple(d for d in node.delimiters if len(d) > 1) + node.held, text[result.end :])
+            # a stop completed may end the text, a held text may end it otherwise: a full parse decides
+            delimiters = node.delimiters + node.stops + node.held
             trigger = self.generated.built.trigger
             if field_name == REASONING and trigger and trigger not in delimiters:
                 delimiters = (*delimiters, trigger)  # a call marker in open reasoning needs a full parse
@@ -488,7 +498,7 @@ class StreamParser:
             tracker = IncrementalJson()
             if tracker.feed(text[start:]) is not Status.NEED_MORE:
                 return None
-            return _JsonPath(sink, tracker)
+            return _JsonPath(sink, tracker, _UntilPath(sink, node.held, text[result.end :]) if node.held else None)
         return None
 
     def _call_shown(self, call: TagNode) -> bool:

@@ -88,8 +88,9 @@ def py_to_json(text: str, complete: bool) -> str:
             while j < n and text[j] != c:
                 j += 2 if text[j] == "\\" else 1
             raw = text[i + 1 : min(j, n)]
-            if j >= n:  # still open: no closing quote yet (an escape cut short waits)
-                out.append(json.dumps(decode_escapes(raw, final=False)[0], ensure_ascii=False)[:-1])
+            if j >= n:  # still open: no closing quote yet (an escape cut short waits), or left unclosed
+                string = json.dumps(decode_escapes(raw, final=complete)[0], ensure_ascii=False)
+                out.append(string if complete else string[:-1])
                 return "".join(out)
             out.append(json.dumps(decode_escapes(raw, final=True)[0], ensure_ascii=False))
             i = j + 1

@@ -25,6 +25,7 @@ from analysis.messages.tags import (
     TOOL_ARG_JSON,
     TOOL_ARG_NAME,
     TOOL_ARG_PY,
+    TOOL_ARG_RAW,
     TOOL_ARG_STRING,
     TOOL_ARG_TYPED,
 )
@@ -106,31 +107,47 @@ def _is_string_schema(schema: Any) -> bool:
     return any(_is_string_schema(s) for s in schema.get("anyOf", []) or schema.get("oneOf", []) or [])
 
 
-def _args_schema_parser(function: Mapping[str, Any]) -> Parser:
-    return p.schema(p.json_value(), f"{function['name']}-args", _parameters(function))
+def _args_schema_parser(function: Mapping[str, Any], held: Sequence[str] = ()) -> Parser:
+    return p.schema(p.json_value(held), f"{function['name']}-args", _parameters(function))
 
 
-def json_arguments(function: Mapping[str, Any], follows: Sequence[str] = (), strict: bool = False) -> Parser:
+def json_arguments(
+    function: Mapping[str, Any],
+    follows: Sequence[str] = (),
+    strict: bool = False,
+    closes: tuple[Parser, Sequence[str]] | None = None,
+) -> Parser:
     """A call's JSON arguments.  Given ``follows`` (parsing: the texts that can
     only come after the arguments, such as ``}\n</tool_call>``), arguments that
     are not JSON (``{"days": 007}``) but are followed by one of them are kept as
     written: the call stays a call (its arguments reported by the schema
-    check), and a stream that showed them as they came shows the same.  (Where
-    none follows, the output was cut short or the call broke: as before.)"""
-    parsed = _args_schema_parser(function)
+    check).  Given ``closes`` instead (a call that no marker ends: Llama 3's
+    ``{"name": …}}``, then the output's end), such arguments end at the brace
+    after which only its parser comes (its texts: the closing braces and an
+    end-of-turn marker).  (Where neither
+    follows, the output was cut short or the call broke: as before.)  A stream
+    shows arguments being written short of where such a reading would end
+    them, so it never shows what the whole output reads otherwise."""
     if strict:  # (the grammar: JSON of the schema)
-        return tags.tool_args(parsed)
+        return tags.tool_args(_args_schema_parser(function))
     follows = [f for f in follows if f]
+    # an object's text, to its last brace before what follows (whitespace after it is not arguments)
+    ends = ["}" + gap + f for f in follows for gap in ("", "\n", " ", "\n\n")]
+    if closes is not None:
+        ends += ["}" + gap + text for text in closes[1] for gap in ("", "\n", " ")]
+    parsed = _args_schema_parser(function, ends)
     # a template that writes {{ arguments }} renders a dict in Python's spelling: {'city': 'Paris'}
     # (only that: arguments that open as JSON, {", are never reread as Python, as a stream showed them)
     python = p.peek(p.literal("{") + p.space() + p.literal("'")) + p.tag(TOOL_ARG_PY, python_value())
-    parsed = p.choice(parsed, python)
-    if not follows:
-        return tags.tool_args(parsed)
-    # an object's text, to its last brace before what follows (whitespace after it is not arguments)
-    ends = ["}" + gap + f for f in follows for gap in ("", "\n", " ", "\n\n")]
-    raw = p.peek(p.literal("{")) + p.until(*ends) + p.literal("}")
-    return tags.tool_args(p.choice(parsed, raw + p.peek(p.space() + p.choice(*(p.literal(f) for f in follows)))))
+    options = [parsed, python]
+    if follows:
+        raw = p.peek(p.literal("{")) + p.until(*ends) + p.literal("}")
+        options.append(raw + p.peek(p.space() + p.choice(*(p.literal(f) for f in follows))))
+    elif closes is not None:
+        piece = p.until("}") + p.literal("}")
+        end = closes[0]
+        options.append(p.peek(p.literal("{")) + p.zero_or_more(piece + p.negate(end)) + piece + p.peek(end))
+    return tags.tool_args(p.choice(*options))
 
 
 def boilerplate_and_reasoning_start(
@@ -281,7 +298,8 @@ _PYTHON_TAG = "<|python_tag|>"
 def _json_native_call(analysis: TemplateAnalysis, function: Mapping[str, Any], strict: bool = False) -> Parser:
     fmt = analysis.tools.format
     name = _tool_name(function["name"], strict, _JSON_NAME_CHARS, _after_json_name(analysis))
-    args = json_arguments(function, _after_json_arguments(analysis), strict)
+    closes = None if strict else _closed_by_the_end(analysis, turn_end_markers(analysis))
+    args = json_arguments(function, _after_json_arguments(analysis), strict, closes)
     if fmt.fun_name_is_key:
         return (
             p.literal("{")
@@ -377,18 +395,51 @@ _ANY_TOOL: Mapping[str, Any] = {"name": "", "parameters": {"type": "object"}}
 
 
 def _after_json_arguments(analysis: TemplateAnalysis) -> list[str]:
-    """What can only follow a JSON-native call's arguments when they are its
-    last member: the call's closing braces, then the marker or bracket that
-    ends the call ("" when nothing marks it)."""
+    """What can only follow a JSON-native call's arguments: the next member's
+    key where one follows them (``, "id"``), and the call's closing braces,
+    then the marker or bracket that ends the call, or an array's next call
+    (none when nothing marks the end: see :func:`_closed_by_the_end`)."""
     fmt = analysis.tools.format
     order = _member_order(fmt)
-    if not fmt.fun_name_is_key and (not order or order[-1] != fmt.args_field or fmt.id_field or fmt.gen_id_field):
-        return []  # (an id may follow the arguments)
-    end = strip_ws(fmt.per_call_end) or ("]" if fmt.tools_array_wrapped else "") or strip_ws(fmt.section_end)
+    follows: list[str] = []
+    if not fmt.fun_name_is_key and fmt.args_field in order and order[-1] != fmt.args_field:
+        key = order[order.index(fmt.args_field) + 1].split(".", 1)[-1]
+        follows += ["," + gap + '"' + key + '"' for gap in ("", " ", "\n")]
+    end = _json_call_end(fmt)
     if not end:
-        return []
-    braces = 2 if any("." in f for f in order) else 1  # a nested call object closes twice
-    return ["".join("}" + gap for gap in gaps) + end for gaps in product(("", "\n", " "), repeat=braces)]
+        return follows
+    nexts = [end] + ([",\n{", ", {", ",{"] if fmt.tools_array_wrapped else [])  # (an array's next call)
+    return follows + [c + n for c in _closings(order) for n in nexts]
+
+
+def _json_call_end(fmt: ToolFormatAnalysis) -> str:
+    """The marker or bracket after a JSON-native call's closing braces ("": none)."""
+    return strip_ws(fmt.per_call_end) or ("]" if fmt.tools_array_wrapped else "") or strip_ws(fmt.section_end)
+
+
+def _closings(order: Sequence[str]) -> list[str]:
+    """The spellings of a JSON call's closing braces after its last member (a
+    nested call object closes twice), with the whitespace models put after each."""
+    braces = 2 if any("." in f for f in order) else 1
+    return ["".join("}" + gap for gap in gaps) for gaps in product(("", "\n", " "), repeat=braces)]
+
+
+def _closed_by_the_end(analysis: TemplateAnalysis, stops: Sequence[str]) -> tuple[Parser, list[str]] | None:
+    """What closes a JSON-native call that ends with its arguments and that no
+    marker ends (Llama 3, GigaChat 3.1): its closing braces, then the output's
+    end (or, where calls have no marker at all, the ``;`` before a next call),
+    as a parser and as the texts that show it (the braces and an end-of-turn
+    marker); None for other formats."""
+    fmt = analysis.tools.format
+    order = _member_order(fmt)
+    if fmt.mode is not ToolFormat.JSON_NATIVE or _json_call_end(fmt):
+        return None
+    if not fmt.fun_name_is_key and (not order or order[-1] != fmt.args_field):
+        return None
+    closings = _closings(order)
+    closing = p.seq(*(p.space() + p.literal("}") for _ in range(closings[0].count("}"))))
+    after = p.choice(ending(stops), p.space() + p.literal(";")) if bare_json_call_starts(analysis) else ending(stops)
+    return closing + after, [c + stop for c in closings for stop in stops]
 
 
 def _call_id_between(analysis: TemplateAnalysis, strict: bool) -> Parser:
@@ -582,6 +633,21 @@ def typed_value(schema: Any, rule: str, end: Parser, text: Parser | None = None,
     if text is not None:
         readings.append(text + end)
     return p.tag(TOOL_ARG_TYPED, p.choice(*readings))
+
+
+def text_to_next_argument(boundaries: Sequence[str], chars: str) -> Parser:
+    """A value as written (a ``TOOL_ARG_RAW`` capture: the text a value that
+    fits no reading keeps, for :func:`typed_value`), in a format that writes
+    values bare between separators (Gemma 4, pythonic calls): up to the first
+    of ``boundaries`` (the next argument's name, the call's end), so a broken
+    ``[1,`` or ``{x}`` ends where the next argument starts; where none follows,
+    a run of ``chars`` (no separator)."""
+    boundaries = [b for b in boundaries if b]
+    run = p.chars(chars, 1, UNBOUNDED)
+    if not boundaries:
+        return p.tag(TOOL_ARG_RAW, run)
+    to_next = p.until(*boundaries) + p.peek(p.choice(*(p.literal(b) for b in boundaries)))
+    return p.tag(TOOL_ARG_RAW, p.choice(to_next, run))
 
 
 def _takes_structure(schema: Mapping[str, Any]) -> bool:

@@ -112,6 +112,55 @@ def test_json_partial(text: str, status: Status, closer: str) -> None:
         assert r.tree[0].closer == closer
 
 
+@pytest.mark.parametrize(
+    "text, shown",
+    [
+        ('{"a": "x', '{"a": "x'),
+        ('{"a": "x}', '{"a": "x'),  # may begin a held text
+        ('{"a": "x}}</t', '{"a": "x'),
+        ('{"a": "x}}</tool_call> y', '{"a": "x'),  # a held text, whole: nothing from it on
+        ('{"a": "x}} y', '{"a": "x}} y'),  # no held text
+    ],
+)
+def test_a_json_value_in_progress_is_shown_short_of_its_held_texts(text: str, shown: str) -> None:
+    r = parse(p.tag("args", p.json_value(held=["}}</tool_call>"])), text, partial=True)
+    assert r.status is Status.NEED_MORE and r.tree[0].text == shown
+
+
+def test_held_texts_change_nothing_once_the_value_is_complete_or_the_input_is() -> None:
+    held = p.tag("args", p.json_value(held=["}}"]))
+    assert parse(held, '{"a": "}}"}', partial=True).tree[0].text == '{"a": "}}"}'
+    assert parse(held + p.end(), '{"a": "}}"}').success
+
+
+@pytest.mark.parametrize(
+    "text, shown",
+    [
+        ("abc,d", "abc"),  # may begin ",days:"
+        ("abc,days:1", "abc"),  # a held text: nothing from it on, while the until runs on
+        ("abc,days:1'", "abc"),  # the delimiter, with nothing after it yet: undecided
+        ("abc,x", "abc,x"),
+    ],
+)
+def test_an_until_in_progress_is_shown_short_of_its_held_texts(text: str, shown: str) -> None:
+    r = parse(p.tag("s", p.until("'", held=[",days:"])) + p.literal("'") + p.literal(")"), text, partial=True)
+    assert r.status is Status.NEED_MORE and r.tree[0].text == shown
+
+
+def test_an_until_past_a_held_text_ends_at_its_delimiter_once_more_follows() -> None:
+    g = p.tag("s", p.until("'", held=[",days:"])) + p.literal("'") + p.literal(")")
+    assert parse(g, "abc,days:1')", partial=True).tree[0].text == "abc,days:1"
+    assert parse(g + p.end(), "abc,days:1')").tree[0].text == "abc,days:1"
+
+
+def test_a_look_ahead_waiting_for_input_shows_nothing() -> None:
+    """A peek or a negation that needs more input consumes nothing: the text
+    before it is all a partial parse shows."""
+    for look in (p.peek(p.literal("}</end>")), p.negate(p.literal("}</end>"))):
+        r = parse(p.tag("t", p.until("}") + look) + p.rest(), "abc}</e", partial=True)
+        assert r.status is Status.NEED_MORE and r.tree[0].text == "abc"
+
+
 def test_json_full_input_rejects_truncation() -> None:
     assert parse(p.json_value() + p.end(), '{"a": [1, 2]}').success
     assert not parse(p.json_value(), '{"a": [1').success

@@ -15,12 +15,13 @@ from typing import Any
 from analysis.messages import tags
 from analysis.messages.hooks import OutputHooks
 from analysis.messages.pyliteral import json_number
-from analysis.messages.tags import TOOL_ARG, TOOL_ARG_NAME, TOOL_ARG_RAW
+from analysis.messages.tags import TOOL_ARG, TOOL_ARG_NAME
 from analysis.parsers.builder import (
     BuiltParser,
     boilerplate_and_reasoning_start,
     ending,
     repeated_calls,
+    text_to_next_argument,
     tool_functions,
     turn_end_markers,
     typed_value,
@@ -94,8 +95,9 @@ def gemma_to_json(text: str, complete: bool) -> str:
     while i < n:
         if text.startswith(QUOTE, i):
             j = text.find(QUOTE, i + len(QUOTE))
-            if j < 0:  # a string still being written (the parser held back a cut-short closing quote)
-                out.append(json.dumps(text[i + len(QUOTE) :], ensure_ascii=False)[:-1])
+            if j < 0:  # a string still being written (the parser held back a cut-short closing quote), or left unclosed
+                string = json.dumps(text[i + len(QUOTE) :], ensure_ascii=False)
+                out.append(string if complete else string[:-1])
                 return "".join(out)
             out.append(json.dumps(text[i + len(QUOTE) : j], ensure_ascii=False))
             i = j + len(QUOTE)
@@ -119,15 +121,23 @@ def gemma_to_json(text: str, complete: bool) -> str:
     return "".join(out)
 
 
-def _lenient_value(value: Parser) -> Parser:
+def _lenient_value(value: Parser, names: list[str]) -> Parser:
     """A value as models write it: a <|"|> string (streamed as it comes), else
     the first that fills the value's place up to the next argument or the
     call's end: a Gemma value, a JSON string ("Paris"), a Python one ('Paris'),
-    or bare text (Paris), kept as written.  A typed value shows once decided."""
-    quoted = p.literal(QUOTE) + p.until(QUOTE) + p.literal(QUOTE)
+    or text (Paris, a broken [1,), kept as written up to the next of the
+    call's ``names`` or its end.  A typed value shows once decided; a string
+    left unclosed ends there too (``days:<|"|>3,unit:``)."""
     end = p.peek(p.space() + p.choice(p.literal(","), p.literal("}")))
+    boundaries = [f",{gap}{name}:" for name in names for gap in ("", " ")] + ["}" + CALL_END]
+    # a string whose closing quote is missing ends where the next argument or the call's end starts
+    # (a stream shows a string short of them until it closes)
+    quoted = p.literal(QUOTE) + p.until(QUOTE, held=boundaries if names else []) + p.literal(QUOTE)
+    if names:
+        unclosed = p.literal(QUOTE) + p.until(QUOTE, *boundaries) + p.peek(p.choice(*(p.literal(b) for b in boundaries)))
+        quoted = p.choice(quoted + end, unclosed)
     # (bare text never starts with the quote: a <|"|> string, shown as it came, that never closes breaks the call)
-    bare = p.negate(p.literal(QUOTE)) + p.tag(TOOL_ARG_RAW, p.chars("[^,}]", 1, UNBOUNDED))
+    bare = p.negate(p.literal(QUOTE)) + text_to_next_argument(boundaries if names else [], "[^,}]")
     others = typed_value({}, "gemma-arg", end, bare, own=[p.tag(TOOL_ARG_GEMMA, value)])
     return p.choice(p.tag(TOOL_ARG_GEMMA, quoted) + end, others)
 
@@ -138,7 +148,7 @@ def _call(function: dict[str, Any], value: Parser, lenient: bool = False) -> Par
     properties = (function.get("parameters") or {}).get("properties") or {}
     names = sorted(properties, key=lambda n: -len(str(n)))
     name_choice = p.choice(*(p.literal(str(n)) for n in names)) if names else p.chars("[A-Za-z0-9_]", 1, UNBOUNDED)
-    arg = p.tag(TOOL_ARG, p.tag(TOOL_ARG_NAME, name_choice) + p.space() + p.literal(":") + p.space() + (_lenient_value(value) if lenient else p.tag(TOOL_ARG_GEMMA, value)))
+    arg = p.tag(TOOL_ARG, p.tag(TOOL_ARG_NAME, name_choice) + p.space() + p.literal(":") + p.space() + (_lenient_value(value, [str(n) for n in names]) if lenient else p.tag(TOOL_ARG_GEMMA, value)))
     args = p.optional(arg + p.zero_or_more(p.space() + p.literal(",") + p.space() + arg))
     return tags.tool(p.literal(CALL_START + "call:") + tags.tool_name(p.literal(function["name"])) + p.literal("{") + p.space() + args + p.space() + p.literal("}")
         + (p.optional(p.literal(CALL_END)) if lenient else p.literal(CALL_END)),

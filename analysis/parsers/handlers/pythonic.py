@@ -13,7 +13,12 @@ from typing import Any
 from analysis.messages import tags
 from analysis.messages.pyliteral import python_value
 from analysis.messages.tags import TOOL_ARG, TOOL_ARG_NAME, TOOL_ARG_PY
-from analysis.parsers.builder import argument_set, tool_functions
+from analysis.parsers.builder import (
+    argument_set,
+    text_to_next_argument,
+    tool_functions,
+    typed_value,
+)
 from analysis.parsers.handlers.base import Handler, probe_call_render, with_tool_markers
 from analysis.parsers.request import ChatRequest
 from analysis.phases.result import ReasoningAnalysis, ReasoningMode, TemplateAnalysis, ToolFormat
@@ -63,12 +68,45 @@ def _with_pythonic_markers(analysis: TemplateAnalysis, start: str, end: str, **c
 def _call_list(request: ChatRequest, strict: bool) -> Parser:
     """``[call, call]`` (one call, for the grammar, without parallel tool calls)."""
     value = python_value()
-    call = p.choice(*(_call(f, value, strict) for f in tool_functions(request)))
+    functions = tool_functions(request)
+    # where a call ends: the list's end, or the next call
+    ends = ["]", *(f",{gap}{f['name']}(" for f in functions for gap in ("", " "))]
+    call = p.choice(*(_call(f, value, strict, ends) for f in functions))
     more = p.zero_or_more(p.space() + p.literal(",") + p.space() + call) if request.parallel_tool_calls or not strict else p.eps()
     return p.literal("[") + p.space() + call + more + p.space() + p.literal("]")
 
 
-def _call(function: Mapping[str, Any], value: Parser, strict: bool = False) -> Parser:
+def _string(quote: str, boundaries: list[str], end: Parser) -> Parser:
+    """A Python string in ``quote``, followed by ``end``; one whose closing
+    quote is missing ends before the first of ``boundaries`` (where the next
+    argument or the call's end starts)."""
+    escape = p.literal("\\") + p.chars("[^\\n]")
+    # (a stream shows a string short of the boundaries until it closes)
+    closed = p.literal(quote) + p.zero_or_more(p.choice(escape, p.until(quote, "\\", held=boundaries))) + p.literal(quote)
+    if not boundaries:
+        return closed
+    unclosed = p.zero_or_more(p.choice(escape, p.until(quote, "\\", *boundaries))) + p.peek(p.choice(*(p.literal(b) for b in boundaries)))
+    return p.choice(closed + end, p.literal(quote) + unclosed)
+
+
+def _lenient_value(value: Parser, names: list[str], ends: list[str]) -> Parser:
+    """A value as models write it: a string (streamed as it comes), else the
+    first that fills the value's place up to the next argument or the call's
+    end: a Python literal, JSON, or text (``3 days``, a broken ``[1,``), kept
+    as written up to the next of the call's ``names`` or the call's ``ends``.
+    A value that is not a string shows once decided; a string left unclosed
+    ends there too (``days='3, unit=``)."""
+    # (vLLM's Gemma 3 pythonic template writes no comma: the next argument's name ends a value too)
+    next_name = [p.literal(name) + p.space() + p.literal("=") for name in names]
+    end = p.peek(p.space() + p.choice(p.literal(","), p.literal(")"), *next_name))
+    boundaries = [f",{gap}{name}=" for name in names for gap in ("", " ")] + [")" + e for e in ends]
+    strings = [_string(quote, boundaries if names else [], end) for quote in "'\""]
+    string = p.tag(TOOL_ARG_PY, p.choice(*strings)) + end
+    bare = text_to_next_argument(boundaries if names else [], "[^,)]")
+    return p.choice(string, typed_value({}, "pythonic-value", end, bare, own=[p.tag(TOOL_ARG_PY, value)]))
+
+
+def _call(function: Mapping[str, Any], value: Parser, strict: bool = False, ends: list[str] | None = None) -> Parser:
     params = function.get("parameters") or {}
     properties = params.get("properties") or {}
     names = sorted(properties, key=lambda n: -len(str(n))) if isinstance(properties, Mapping) else []
@@ -80,7 +118,8 @@ def _call(function: Mapping[str, Any], value: Parser, strict: bool = False) -> P
         args = argument_set([argument(n) for n in required], [argument(str(n)) for n in names if str(n) not in required], None)
         return p.literal(function["name"]) + p.literal("(") + p.space() + args + p.literal(")")
     name_choice = p.choice(*(p.literal(str(n)) for n in names)) if names else p.chars("[A-Za-z0-9_]", 1, UNBOUNDED)
-    arg = p.tag(TOOL_ARG, p.tag(TOOL_ARG_NAME, name_choice) + p.space() + p.literal("=") + p.space() + p.tag(TOOL_ARG_PY, value))
+    lenient = _lenient_value(value, [str(n) for n in names], ends or ["]"])
+    arg = p.tag(TOOL_ARG, p.tag(TOOL_ARG_NAME, name_choice) + p.space() + p.literal("=") + p.space() + lenient)
     # (parsing) a comma left out between arguments is read too: vLLM's Gemma 3 pythonic template writes none
     args = p.optional(arg + p.zero_or_more(p.space() + p.optional(p.literal(",")) + p.space() + arg) + p.space())
     return tags.tool(tags.tool_name(p.literal(function["name"])) + p.literal("(") + p.space() + args + p.literal(")"))

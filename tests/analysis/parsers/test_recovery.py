@@ -333,6 +333,17 @@ def test_dedicated_formats_drop_end_markers_and_repeated_closers(template: str, 
         ("moonshotai-Kimi-K2.jinja", '<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{"city": Paris}<|tool_call_end|><|tool_calls_section_end|>', '{"city": Paris}'),
         ("deepseek-ai-DeepSeek-V3.1.jinja", '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "Paris",}<｜tool▁call▁end｜><｜tool▁calls▁end｜>', '{"city": "Paris",}'),
         ("Apertus-8B-Instruct.jinja", '<|tools_prefix|>[{"get_weather": {"city": "Paris", "days": 3 days}}]<|tools_suffix|>', '{"city": "Paris", "days": 3 days}'),
+        # a string left open: the arguments end where the call's closers follow (not in the string)
+        ("Qwen-Qwen3-0.6B.jinja", '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris}}\n</tool_call>', '{"city": "Paris}'),
+        # no end marker: the call's last brace before the output's end (or its end-of-turn marker)
+        ("meta-llama-Llama-3.1-8B-Instruct.jinja", '{"name": "get_weather", "parameters": {"city": "Paris", "days": [1,}}', '{"city": "Paris", "days": [1,}'),
+        ("meta-llama-Llama-3.3-70B-Instruct.jinja", '{"name": "get_weather", "parameters": {"city": "Paris", "days": {x}}}<|eot_id|>', '{"city": "Paris", "days": {x}}'),
+        ("GigaChat3.1-10B-A1.8B.jinja", '<|function_call|>{"name": "get_weather", "arguments": {"city": "Paris", "days": 007}}', '{"city": "Paris", "days": 007}'),
+        # an id after the arguments: they end before its key
+        ("mistralai-Mistral-Nemo-Instruct-2407.jinja", '[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris", "days": {x}, "id": "abcdefghi"}]', '{"city": "Paris", "days": {x}'),
+        ("llama-cpp-lfm2.jinja", '<|tool_call_start|>[{"name": "get_weather", "arguments": {"city": "Paris", "days": 3 days}, "id": "call_0"}]<|tool_call_end|>', '{"city": "Paris", "days": 3 days}'),
+        # an array of calls: the array's end, or the next call
+        ("CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja", '<|START_ACTION|>[\n    {"tool_call_id": "0", "tool_name": "get_weather", "parameters": {"city": "Paris", "days": [1,}}\n]<|END_ACTION|>', '{"city": "Paris", "days": [1,}'),
     ],
 )
 def test_json_arguments_that_are_not_json_keep_the_call_as_written(template: str, output: str, arguments: str) -> None:
@@ -350,6 +361,32 @@ def test_json_arguments_that_are_not_json_keep_the_call_as_written(template: str
     from tests.conftest import WEATHER_TOOLS
 
     assert call_problems(outcome.message, WEATHER_TOOLS)
+
+
+@pytest.mark.parametrize(
+    "template, two",
+    [
+        ("fireworks-ai-llama-3-firefunction-v2.jinja", ' functools[{"name": "get_weather", "arguments": {"days": 007}}, {"name": "get_weather", "arguments": {"city": "Lyon"}}]'),
+        ("mistralai-Mistral-Nemo-Instruct-2407.jinja", '[TOOL_CALLS][{"name": "get_weather", "arguments": {"days": 007}, "id": "abcdefghi"}, {"name": "get_weather", "arguments": {"city": "Lyon"}, "id": "bcdefghij"}]'),
+    ],
+)
+def test_json_arguments_that_are_not_json_end_before_the_next_call(template: str, two: str) -> None:
+    generated = zoo_generated(template, parallel=True)
+    outcome = generated.parse(two)
+    assert [(c.name, c.arguments) for c in outcome.message.tool_calls] == [("get_weather", '{"days": 007}'), ("get_weather", '{"city": "Lyon"}')]
+    deltas, streamed, _ = stream_output(generated, two, 1)
+    assert streamed.message == outcome.message and accumulate(deltas) == outcome.message
+
+
+def test_a_stream_shows_json_arguments_short_of_where_a_broken_value_would_end_them() -> None:
+    """A string in the arguments that holds the call's closers is shown up to
+    them until the value is decided: the arguments might end there."""
+    generated = zoo_generated("Qwen-Qwen3-0.6B.jinja")
+    text = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "a}}</tool_call> b'
+    for end in range(len(text) - 16, len(text) + 1):  # from "a" on
+        assert generated.parse(text[:end], partial=True).message.tool_calls[0].arguments == '{"city": "a', end
+    whole = text + '"}}\n</tool_call>'  # the string closes: it held the closers
+    assert read("Qwen-Qwen3-0.6B.jinja", whole)["tool_calls"] == [call(city="a}}</tool_call> b")]
 
 
 def test_json_arguments_cut_short_are_still_reported_as_cut_short() -> None:
@@ -470,12 +507,15 @@ def test_gemma4_values_spelled_otherwise(written: str, value: str) -> None:
         ("DeepSeek-V3.2.jinja", '</think><｜DSML｜function_calls>\n<｜DSML｜invoke name="get_weather">\n<｜DSML｜parameter name="city" string="true">Paris</｜DSML｜parameter>\n<｜DSML｜parameter name="days" string="false">{days}</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>'),
         ("Kimi-K3.jinja", '<|open|>tools<|sep|><|open|>call tool="get_weather" index="1"<|sep|><|open|>argument key="city" type="string"<|sep|>Paris<|close|>argument<|sep|><|open|>argument key="days" type="number"<|sep|>{days}<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>'),
         ("google-gemma-4-31B-it.jinja", '<|tool_call>call:get_weather{{city:<|"|>Paris<|"|>,days:{days}}}<tool_call|>'),
+        ("LFM2-8B-A1B.jinja", "<|tool_call_start|>[get_weather(city='Paris', days={days})]<|tool_call_end|>"),
     ],
 )
-@pytest.mark.parametrize("days, value", [("3", 3), ("007", "007"), ("3 days", "3 days"), ("True", True)])
+@pytest.mark.parametrize(
+    "days, value", [("3", 3), ("007", "007"), ("3 days", "3 days"), ("True", True), ("[1,", "[1,"), ("{x}", "{x}"), ("1.2.3", "1.2.3")]
+)
 def test_dedicated_formats_read_values_by_the_same_coercion(template: str, output: str, days: str, value: object) -> None:
-    """DSML's string="false", Kimi K3's type="number" and Gemma 4's bare
-    values go through the one coercion rule (builder.typed_value)."""
+    """DSML's string="false", Kimi K3's type="number", Gemma 4's and pythonic
+    calls' bare values go through the one coercion rule (builder.typed_value)."""
     generated = zoo_generated(template)
     text = output.format(days=days)
     if template == "Kimi-K3.jinja" and not generated.generation_prompt.endswith("<|sep|>"):
@@ -485,6 +525,47 @@ def test_dedicated_formats_read_values_by_the_same_coercion(template: str, outpu
     assert json.loads(outcome.message.tool_calls[0].arguments) == {"city": "Paris", "days": value}
     deltas, streamed, _ = stream_output(generated, text, 1)
     assert streamed.message == outcome.message and accumulate(deltas) == outcome.message
+
+
+@pytest.mark.parametrize(
+    "template, output",
+    [
+        ("google-gemma-4-31B-it.jinja", '<|tool_call>call:get_weather{{city:<|"|>Paris<|"|>,days:{days},unit:<|"|>celsius<|"|>}}<tool_call|>'),
+        ("google-gemma-4-31B-it.jinja", '<|tool_call>call:get_weather{{city:<|"|>Paris<|"|>,days:{days}, unit:<|"|>celsius<|"|>}}<tool_call|>'),
+        ("LFM2-8B-A1B.jinja", "<|tool_call_start|>[get_weather(city='Paris', days={days}, unit='celsius')]<|tool_call_end|>"),
+    ],
+)
+@pytest.mark.parametrize("days", ["[1,", "[1,,", "{x", "(1", "3 days, 4"])
+def test_a_bare_value_that_breaks_its_format_ends_at_the_next_argument(template: str, output: str, days: str) -> None:
+    """Gemma 4 and pythonic values are written bare between separators: one
+    that is no value ends where the next argument's name starts, kept as
+    written; the arguments after it read as before."""
+    got = read(template, output.format(days=days))
+    assert got == {"content": "", "tool_calls": [call(city="Paris", days=days, unit="celsius")], "ok": True}
+
+
+@pytest.mark.parametrize(
+    "template, output",
+    [
+        ("google-gemma-4-31B-it.jinja", '<|tool_call>call:get_weather{city:<|"|>Paris,days:3}<tool_call|>'),
+        ("google-gemma-4-31B-it.jinja", '<|tool_call>call:get_weather{days:3,city:<|"|>Paris}<tool_call|>'),
+        ("LFM2-8B-A1B.jinja", "<|tool_call_start|>[get_weather(city='Paris, days=3)]<|tool_call_end|>"),
+        ("LFM2-8B-A1B.jinja", '<|tool_call_start|>[get_weather(days=3, city="Paris)]<|tool_call_end|>'),
+    ],
+)
+def test_a_string_left_unclosed_ends_at_the_next_argument_or_the_calls_end(template: str, output: str) -> None:
+    assert read(template, output) == {"content": "", "tool_calls": [call(city="Paris", days=3)], "ok": True}
+
+
+def test_a_string_that_holds_a_separator_is_still_one_string() -> None:
+    """The boundaries a string left open would end at are held back while it
+    is written, then shown once the string goes on (or closes)."""
+    for template, output in [
+        ("google-gemma-4-31B-it.jinja", '<|tool_call>call:get_weather{city:<|"|>A,days:B, unit:C<|"|>,days:3}<tool_call|>'),
+        ("LFM2-8B-A1B.jinja", "<|tool_call_start|>[get_weather(city='A, days=B', days=3)]<|tool_call_end|>"),
+    ]:
+        city = "A,days:B, unit:C" if "gemma" in template else "A, days=B"
+        assert read(template, output) == {"content": "", "tool_calls": [call(city=city, days=3)], "ok": True}, template
 
 
 # -- Kimi K3 -----------------------------------------------------------------------------------
