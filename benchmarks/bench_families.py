@@ -3,12 +3,14 @@
 
 The happy path of each family's own format, at about 100-200 KB: Hermes-style
 content then a call (Qwen3), reasoning and content (Qwen3.5), a tagged
-argument (Qwen3-Coder), GLM's arg_key/arg_value.  Prints the best of several
+argument (Qwen3-Coder), GLM's arg_key/arg_value; and values that a recovery
+could end early (a JSON argument, a Gemma 4 or pythonic string).  Prints the best of several
 runs per workload, so two checkouts can be compared in one run (the machine
 varies by +-30% from run to run)."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -41,6 +43,13 @@ def workloads(folder: Path):
     yield "Qwen3-Coder tagged", "Qwen3-Coder.jinja", coder
     glm = "<tool_call>python\n<arg_key>code</arg_key>\n<arg_value>" + code + "</arg_value>\n<arg_key>n</arg_key>\n<arg_value>3</arg_value>\n</tool_call>"
     yield "GLM-4.6 arg_key/value", "GLM-4.6.jinja", glm
+    # values a recovery could end early: held back only where one might
+    json_code = json.dumps({"code": code, "n": 3})
+    yield "Hermes JSON argument", "Qwen-Qwen3-0.6B.jinja", '<think>\nplan\n</think>\n\n<tool_call>\n{"name": "python", "arguments": ' + json_code + "}\n</tool_call>"
+    yield "Llama 3 JSON argument", "meta-llama-Llama-3.1-8B-Instruct.jinja", '{"name": "python", "parameters": ' + json_code + "}"
+    gemma = '<|tool_call>call:python{code:<|"|>' + code + '<|"|>,n:3}<tool_call|>'
+    yield "Gemma 4 string argument", "google-gemma-4-31B-it.jinja", gemma
+    yield "LFM2 pythonic string", "LFM2-8B-A1B.jinja", "<|tool_call_start|>[python(code=" + repr(code) + ", n=3)]<|tool_call_end|>"
 
 
 def main() -> None:

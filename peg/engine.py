@@ -254,11 +254,10 @@ def _undecided(node: Until, text: str, pos: int, best: int) -> bool:
     """Whether the delimiter found at ``best``, after one of ``node``'s held
     texts, may still not end it: nothing but whitespace follows it yet (the
     reading that ends the text at the held one may still be the one)."""
-    first = _first_of(node.held, text, pos)
-    if first < 0 or first >= best:
-        return False
     after = best + next(len(d) for d in node.delimiters if text.startswith(d, best))
-    return not text[after:].strip(WS)
+    if _SPACE.match(text, after).end() < len(text):  # type: ignore[union-attr]  # (checked first: it is rarely so)
+        return False
+    return 0 <= _first_of(node.held, text, pos) < best
 
 
 def _first_of(delimiters: tuple[str, ...], text: str, pos: int) -> int:

@@ -223,15 +223,25 @@ class _JsonPath:
     """Raw JSON arguments: chunks extend them while the value stays open (short
     of the value's held texts, as an ``until`` of them: see ``peg.combinators.Json``)."""
 
-    __slots__ = ("held", "sink", "tracker")
+    __slots__ = ("first_chars", "held", "sink", "tracker")
 
     def __init__(self, sink: _Sink, tracker: IncrementalJson, held: _UntilPath | None) -> None:
         self.sink, self.tracker, self.held = sink, tracker, held
+        #: a chunk holding none of these, with nothing held back before it, is shown as it is
+        #: (None: something is held back)
+        self.first_chars: frozenset[str] | None = frozenset() if held is None else None if held.tail else held.first_chars
 
     def extend(self, chunk: str) -> list[Delta] | None:
         if self.tracker.feed(chunk) is not Status.NEED_MORE:
             return None
-        return self.sink.write(chunk) if self.held is None else self.held.extend(chunk)
+        first = self.first_chars
+        if first is not None and first.isdisjoint(chunk):  # (the common case)
+            return self.sink.write(chunk)
+        held = self.held
+        assert held is not None
+        deltas = held.extend(chunk)
+        self.first_chars = None if held.tail else held.first_chars
+        return deltas
 
 
 class _QuotedPath:
