@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from analysis.messages.hooks import OutputHooks
 from analysis.messages.mapper import Message
-from analysis.messages.tags import TOOL, TOOL_NAME
+from analysis.messages.tags import REASONING_UNOPENED, TOOL, TOOL_NAME
 from peg.combinators import Literal, Rest, Until
 from peg.engine import ParseResult, partial_end
 from peg.text import WS as _WS
@@ -34,6 +34,7 @@ def unshown_from(result: ParseResult, hooks: OutputHooks, floor: int) -> int:
         # the end of the text, held back as the possible start of a delimiter or a trailing stop
         end = min(end, partial_end(result.frontier[0], result.text, result.frontier[1]))
     unshown = [n for n in result.find(TOOL) if not n.complete and not (n.find(TOOL_NAME) and n.find(TOOL_NAME)[0].complete)]
+    unshown += [n for n in result.find(REASONING_UNOPENED) if not n.complete]
     for name in hooks.message_tags:
         unshown += [n for n in result.find(name) if not n.complete and hooks.route(n, False).text is None]
     for node in unshown:

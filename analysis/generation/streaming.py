@@ -41,6 +41,7 @@ from analysis.messages.tags import (
     CONTENT,
     REASONING,
     REASONING_BLOCK,
+    REASONING_UNOPENED,
     TOOL,
     TOOL_ARG,
     TOOL_ARGS,
@@ -84,6 +85,8 @@ def _frontier_tag(
         last = nodes[-1]
         if last.complete or last.end != end:
             break
+        if last.name == REASONING_UNOPENED:
+            return last, None, DROP  # held until its end marker comes: chunks show nothing
         if last.name in _FIELDS:
             found, field_name = last, last.name
             if last.name in (CONTENT, REASONING):

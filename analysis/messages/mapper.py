@@ -30,6 +30,7 @@ from analysis.messages.tags import (
     CONTENT,
     REASONING,
     REASONING_BLOCK,
+    REASONING_UNOPENED,
     TOOL,
     TOOL_ARG,
     TOOL_ARG_ENCODED,
@@ -254,6 +255,8 @@ class _Walk:
         if node.name == REASONING:
             self.reasoning.append(node.text)
             return
+        if node.name == REASONING_UNOPENED and not node.complete:
+            return  # (reasoning only once its end marker comes: until then, nothing is shown)
         if node.name == REASONING_BLOCK and self.keep_reasoning_in_content:
             self.content.append(node.text)
         for child in node.children:

@@ -11,6 +11,7 @@ names.  Every name is here, once.
     CONTENT            reply text
     REASONING          reasoning text (inside a REASONING_BLOCK)
     REASONING_BLOCK    a whole reasoning block, markers included
+    REASONING_UNOPENED a reasoning block written without its opener (``plan</think>``): shown once its end marker comes
     TOOL               one call; holds TOOL_NAME, TOOL_ID, and TOOL_ARGS or TOOL_ARGs
     TOOL_NAME          the function's name
     TOOL_ID            the call's id as written
@@ -37,6 +38,7 @@ from peg.combinators import Parser
 CONTENT = "content"
 REASONING = "reasoning"
 REASONING_BLOCK = "reasoning-block"
+REASONING_UNOPENED = "reasoning-unopened"
 TOOL = "tool"
 TOOL_NAME = "tool-name"
 TOOL_ID = "tool-id"

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 from analysis.messages import tags
 from analysis.messages.pyliteral import python_value
 from analysis.messages.tags import (
+    REASONING_UNOPENED,
     TOOL_ARG,
     TOOL_ARG_ENCODED,
     TOOL_ARG_JSON,
@@ -184,13 +185,18 @@ def _reasoning(
     stops: tuple[str, ...] = (),
     turn_end: Sequence[str] = (),
     strict: bool = False,
+    unopened: bool = False,
 ) -> Parser:
     """The reasoning block.  One cut off before its end marker (the output hit
     max_tokens while thinking) is reasoning too, up to the first of ``stops``
     (a tool-call marker: a call written inside an unclosed block is a call) or
     the ``turn_end`` markers that end the output.  Not ``strict`` (parsing): a
     repeated opener opens one block, an end marker alone at the start closes an
-    empty one.  ``strict`` (the grammar): only a closed block."""
+    empty one, and, with ``unopened`` (the prompt neither opened nor closed the
+    reasoning), text up to an end marker with no opener before it, and no call
+    marker in it, is reasoning (``plan</think>answer``: an engine dropped the
+    opener); it shows once the end marker comes, so a stream holds the text
+    until then.  ``strict`` (the grammar): only a closed block."""
     r = analysis.reasoning
     start, end = strip_ws(r.start), strip_ws(r.end)
     if not end:
@@ -208,7 +214,11 @@ def _reasoning(
         unterminated = opener + open_text
         # an end marker alone at the start closes an empty block: no reasoning, and not content
         empty = p.space() + p.literal(end) + p.space()
-        return p.optional(p.choice(*(tags.reasoning_block(b) for b in (block, unterminated, empty))))
+        blocks = [tags.reasoning_block(b) for b in (block, unterminated, empty)]
+        if unopened:
+            text = tags.reasoning(p.until(end, *stops)) + p.literal(end) + p.space()
+            blocks.append(p.tag(REASONING_UNOPENED, tags.reasoning_block(text)))
+        return p.optional(p.choice(*blocks))
     if strict:
         return p.optional(tags.reasoning_block(body))
     return p.optional(p.choice(tags.reasoning_block(body), tags.reasoning_block(open_text)))
@@ -824,7 +834,11 @@ def build_parser(
     trigger_text = trigger_marker(analysis) if tools_on and calls_builder is None else ""
     # the grammar constrains what a model writes before the engine stops it: no stop markers
     stops = () if for_grammar else turn_end_markers(analysis)
-    reasoning = _reasoning(analysis, cleared, (trigger_text,) if trigger_text else (), stops, for_grammar) if extracts else p.eps()
+    # (parsing) a prompt that neither opens nor closes the reasoning: the model's opener may be missing
+    end_marker = strip_ws(analysis.reasoning.end)
+    unopened = not for_grammar and analysis.reasoning.mode is ReasoningMode.TAG_BASED and bool(end_marker) and end_marker not in boilerplate
+    call_markers = (trigger_text,) if trigger_text else ()
+    reasoning = _reasoning(analysis, cleared, call_markers, stops, for_grammar, unopened) if extracts else p.eps()
     tool_calls: Parser | None = None
     trigger = ""
     without_fallback: Parser | None = None

@@ -14,7 +14,7 @@ import pytest
 
 from analysis.generation.generator import auto_parser
 from analysis.generation.streaming import stream_output
-from analysis.messages.mapper import accumulate
+from analysis.messages.mapper import Message, accumulate
 from analysis.parsers.builder import turn_end_markers
 from analysis.parsers.request import ChatRequest
 from analysis.template.loading import load_template
@@ -168,6 +168,52 @@ def test_an_empty_or_bare_closed_block_is_no_reasoning_and_not_content(output: s
 
 def test_a_bare_closer_cut_short_is_not_shown_until_it_is_decided() -> None:
     assert read("Qwen-Qwen3-0.6B.jinja", "</thinking about it") == {"content": "</thinking about it", "ok": True}
+
+
+@pytest.mark.parametrize(
+    "output, reasoning, content",
+    [
+        ("Plan.</think>Answer.", "Plan.", "Answer."),
+        ("Plan.\n</think>\n\nAnswer.", "Plan.", "Answer."),
+        ("Plan.\nStep 2.\n</think>\n\n", "Plan.\nStep 2.", ""),
+    ],
+)
+def test_text_before_an_end_marker_with_no_opener_is_reasoning(output: str, reasoning: str, content: str) -> None:
+    """Qwen3's prompt neither opens nor closes <think>: an end marker with no
+    opener before it (an engine dropped the opener) makes the text before it
+    reasoning.  A stream shows nothing of that text until the end marker
+    comes (read() checks the streams end as the whole parse)."""
+    expected = {"content": content, "reasoning_content": reasoning, "ok": True}
+    assert read("Qwen-Qwen3-0.6B.jinja", output) == expected
+    generated = zoo_generated("Qwen-Qwen3-0.6B.jinja")
+    end = output.index("</think>")
+    for cut in range(end + 1):
+        assert generated.parse(output[:cut], partial=True).message == Message(content=""), cut
+
+
+@pytest.mark.parametrize(
+    "output, expected",
+    [
+        # no end marker: a reply (shown only at the end of a stream)
+        ("Just an answer.", {"content": "Just an answer.", "ok": True}),
+        # a call marker first: the text before it is content, the marker after the call is text
+        (HERMES_CALL, {"content": "", "tool_calls": [call(city="Paris")], "ok": True}),
+        ("Let me check.\n" + HERMES_CALL, {"content": "Let me check.", "tool_calls": [call(city="Paris")], "ok": True}),
+        # the end marker, then a call
+        ("Plan.</think>\n" + HERMES_CALL, {"content": "", "reasoning_content": "Plan.", "tool_calls": [call(city="Paris")], "ok": True}),
+    ],
+)
+def test_unopened_reasoning_needs_its_end_marker_before_any_call(output: str, expected: dict) -> None:
+    assert read("Qwen-Qwen3-0.6B.jinja", output) == expected
+
+
+def test_no_unopened_reasoning_where_the_prompt_closed_it() -> None:
+    """enable_thinking false: Qwen3's prompt writes <think>\n\n</think>; an end
+    marker after that is text as written."""
+    request = {"messages": [{"role": "user", "content": "Weather?"}], "chat_template_kwargs": {"enable_thinking": False}}
+    generated = zoo_parser("Qwen-Qwen3-0.6B.jinja").generate(ChatRequest.from_json(request))
+    assert generated.generation_prompt.endswith("</think>\n\n")
+    assert generated.parse("Plan.</think>Answer.").message == Message(content="Plan.</think>Answer.")
 
 
 def test_the_grammar_keeps_one_opener() -> None:
