@@ -56,15 +56,22 @@ class TagNode:
 
     ``complete`` is False when partial input ended inside it; ``closer`` is set
     on JSON captures cut short (the text that would close the value).
+    ``source`` is the whole parsed text: a capture's ``text`` is cut from it
+    when read (a call, its argument and its value do not each copy 100 KB).
     """
 
     name: str
     start: int
     end: int
-    text: str
+    source: str = field(repr=False, compare=False)
     children: tuple[TagNode, ...] = ()
     complete: bool = True
     closer: str = ""
+
+    @functools.cached_property
+    def text(self) -> str:
+        """The captured text."""
+        return self.source[self.start : self.end]
 
     def find(self, name: str) -> list[TagNode]:
         """Every capture named ``name`` below this one, in order."""
@@ -457,7 +464,7 @@ def _tag(node: Tag, st: _State, pos: int) -> _Result:
     if status == FAIL:
         return FAIL, end, _NONE
     closer = st.last_closer if status == MORE else ""
-    tag_node = TagNode(node.name, pos, end, st.text[pos:end], found, status == OK, closer)
+    tag_node = TagNode(node.name, pos, end, st.text, found, status == OK, closer)
     return status, end, (tag_node,)
 
 

@@ -119,7 +119,8 @@ class Generated:
             message = self.hold_open_reasoning(result, message)[0]
         without_fallback = self.built.without_fallback
         trigger = self.built.trigger
-        if not partial and trigger and self._marker_in_text(trigger, result, message):
+        marker_in_text = not partial and bool(trigger) and self._marker_in_text(trigger, result, message)
+        if marker_in_text:
             # a call marker read as text: if the output ends inside a call (a
             # partial parse reads one more call), it was cut short, as the stream showed
             prefix = self.parse_text(output, partial=True)
@@ -128,7 +129,8 @@ class Generated:
                 if len(cut_message.tool_calls) > len(message.tool_calls):
                     warning = "the output ends inside a tool call (cut off at max_tokens?)"
                     return ParseOutcome(cut_message, False, warning, need_more=True)
-        if not partial and without_fallback is not None and trigger and not message.tool_calls and trigger in message.content:
+        # (with no calls, the marker in the text is the marker in the content)
+        if marker_in_text and without_fallback is not None and not message.tool_calls:
             # the tool-call marker is there but no call parsed: keep the text, say why
             failed = parse(without_fallback, self.generation_prompt + output)
             if failed.status is Status.FAILURE:  # the output, unchanged: nothing lost or moved
