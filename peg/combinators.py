@@ -131,11 +131,15 @@ class Until(Parser):
     delimiters: tuple[str, ...]
     stops: tuple[str, ...] = ()
     held: tuple[str, ...] = ()
+    #: a character after which the next one is never a delimiter (a string's
+    #: backslash); one followed by a newline, or by nothing on final input, ends the text
+    escape: str = ""
 
     def dump(self) -> str:
         stops = f"; stops: {' | '.join(self.stops)}" if self.stops else ""
         held = f"; held: {' | '.join(self.held)}" if self.held else ""
-        return f"Until({' | '.join(self.delimiters)}{stops}{held})"
+        escape = f"; escape: {self.escape}" if self.escape else ""
+        return f"Until({' | '.join(self.delimiters)}{stops}{held}{escape})"
 
 
 @dataclass(frozen=True, eq=False)
@@ -323,13 +327,16 @@ def one_or_more(item: Parser) -> Parser:
     return Repetition(item, 1, UNBOUNDED)
 
 
-def until(*delimiters: str, stops: tuple[str, ...] = (), held: Iterable[str] = ()) -> Parser:
+def until(*delimiters: str, stops: tuple[str, ...] = (), held: Iterable[str] = (), escape: str = "") -> Parser:
     """Everything up to the first of ``delimiters``: ``(!d1 !d2 .)*`` (empty
     ones are ignored; on partial input, text that may begin a delimiter waits,
     and so does text from the first of ``held`` on: see :class:`Until`).
     Where no delimiter follows, the text ends before a trailing run of
-    ``stops`` (end-of-turn markers a parser drops; a grammar reads none)."""
-    return Until(tuple(d for d in delimiters if d), tuple(s for s in stops if s), tuple(h for h in held if h))
+    ``stops`` (end-of-turn markers a parser drops; a grammar reads none).
+    With ``escape`` (one character), the inside of a quoted string:
+    ``(!d1 !d2 !e . | e [^\n])*``, scanned in one pass."""
+    assert len(escape) <= 1, escape
+    return Until(tuple(d for d in delimiters if d), tuple(s for s in stops if s), tuple(h for h in held if h), escape)
 
 
 def rest(stops: tuple[str, ...] = ()) -> Parser:

@@ -241,7 +241,7 @@ def _until(node: Until, st: _State, pos: int) -> _Result:
         hit = found_before.get((id(node), pos))
         if hit is not None:
             return OK, hit, _NONE
-    best = _first_of(node.delimiters, text, pos)
+    best = _first_unescaped(node, text, pos, st.partial) if node.escape else _first_of(node.delimiters, text, pos)
     if best >= 0 and node.held and st.partial and _undecided(node, text, pos, best):
         return st.more(node, pos, _first_of(node.held, text, pos))
     if best >= 0:
@@ -255,6 +255,40 @@ def _until(node: Until, st: _State, pos: int) -> _Result:
     if node.stops:
         return OK, trailing_stops(text, node.stops, pos, len(text)), _NONE
     return OK, len(text), _NONE
+
+
+def _first_unescaped(node: Until, text: str, pos: int, partial: bool) -> int:
+    """Where an ``until`` with an escape character ends at or after ``pos``: at
+    its first delimiter not escaped, or at an escape followed by a newline (or,
+    on final input, by nothing); -1: none (on partial input, an escape at the
+    very end waits for what it escapes)."""
+    escape = node.escape
+    scan = _escaped_scan(node.delimiters, escape)
+    if scan is not None:  # single-character delimiters: one regex pass
+        stop = scan.match(text, pos).end()  # type: ignore[union-attr]
+        if stop == len(text) or (partial and stop == len(text) - 1 and text[stop] == escape):
+            return -1
+        return stop
+    i = pos
+    while True:
+        found = _first_of((*node.delimiters, escape), text, i)
+        if found < 0 or not text.startswith(escape, found) or any(text.startswith(d, found) for d in node.delimiters):
+            return found
+        if found + 1 == len(text):
+            return -1 if partial else found
+        if text[found + 1] == "\n":
+            return found
+        i = found + 2
+
+
+@functools.lru_cache(maxsize=256)
+def _escaped_scan(delimiters: tuple[str, ...], escape: str) -> re.Pattern[str] | None:
+    """A regex for the longest run of text with no unescaped delimiter (for
+    single-character delimiters), or None."""
+    if any(len(d) != 1 for d in delimiters):
+        return None
+    plain = f"[^{re.escape(''.join(delimiters) + escape)}]*"
+    return re.compile(f"{plain}(?:{re.escape(escape)}[^\n]{plain})*")  # (unrolled: a tight loop per run)
 
 
 def _undecided(node: Until, text: str, pos: int, best: int) -> bool:
@@ -364,6 +398,11 @@ def partial_end(node: Until | Rest, text: str, pos: int) -> int:
     an ``until``'s text from the first of its held texts on)."""
     if isinstance(node, Until):
         end = len(text) - held_back(text, node.delimiters + node.stops + node.held, pos)
+        if node.escape and end > pos and text[end - 1] == node.escape:
+            run = end - 1
+            while run > pos and text[run - 1] == node.escape:
+                run -= 1
+            end -= (end - run) % 2  # an escape cut short waits for what it escapes
         if node.held:
             first = _first_of(node.held, text, pos)
             end = first if 0 <= first < end else end

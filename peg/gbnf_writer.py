@@ -49,8 +49,12 @@ def _class_body(ranges: list[tuple[str, str]]) -> str:
     return "\\x5E" + body[1:] if body.startswith("^") else body
 
 
-def until_pattern(delimiters: tuple[str, ...]) -> str:
-    """GBNF for any text that contains none of ``delimiters`` (prefix-trie exclusion)."""
+def until_pattern(delimiters: tuple[str, ...], escape: str = "") -> str:
+    """GBNF for any text that contains none of ``delimiters`` (prefix-trie
+    exclusion); with ``escape``, a character after it is never a delimiter."""
+    if escape:
+        plain = until_pattern((*delimiters, escape))
+        return plain[:-2] + f" | {gbnf_literal(escape)} [^\\n])*"
     if not delimiters:
         return ".*"
     alternatives: list[str] = []
@@ -89,10 +93,10 @@ class GbnfWriter:
             inner = self.expr(node.item)
             return f"({inner}){_repeat_suffix(node.min, node.max)}"
         if isinstance(node, Until):
-            key = node.delimiters
+            key = (*node.delimiters, node.escape) if node.escape else node.delimiters
             if key not in self._until_names:
                 name = "until-" + rule_name("-".join(key))[:40] if key else "until-end"
-                self._until_names[key] = self.schemas.add_rule(name, until_pattern(key))
+                self._until_names[key] = self.schemas.add_rule(name, until_pattern(node.delimiters, node.escape))
             return self._until_names[key]
         if isinstance(node, Rest):
             return ".*"

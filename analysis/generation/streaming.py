@@ -496,7 +496,7 @@ class StreamParser:
             return None
         text = result.text
         if isinstance(node, Until):
-            if field_name == "escaped" and "\\" in node.delimiters:  # a Python string: backslash escapes
+            if field_name == "escaped" and (node.escape == "\\" or "\\" in node.delimiters):  # a Python string
                 quotes = tuple(d for d in node.delimiters if len(d) == 1 and d != "\\")
                 return _QuotedPath(sink, quotes, tuple(d for d in node.delimiters if len(d) > 1) + node.held, text[result.end :])
             # a stop completed may end the text, a held text may end it otherwise: a full parse decides

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 
 from peg import combinators as p
 from peg.combinators import UNBOUNDED, Parser, Ref
@@ -77,6 +78,10 @@ def decode_escapes(raw: str, final: bool) -> tuple[str, int]:
     return "".join(out), n
 
 
+#: the inside of a string in each quote: up to the closing quote, an escaped character never one
+_STRING_INSIDE = {q: re.compile(f"[^{q}\\\\]*(?:\\\\.[^{q}\\\\]*)*", re.DOTALL) for q in "\"'"}
+
+
 def py_to_json(text: str, complete: bool) -> str:
     """Translate a Python literal (or a prefix of one) to JSON text."""
     out: list[str] = []
@@ -84,9 +89,9 @@ def py_to_json(text: str, complete: bool) -> str:
     while i < n:
         c = text[i]
         if c in "\"'":
-            j = i + 1
-            while j < n and text[j] != c:
-                j += 2 if text[j] == "\\" else 1
+            j = _STRING_INSIDE[c].match(text, i + 1).end()  # type: ignore[union-attr]  # (at the closing quote, or the end)
+            if j < n and text[j] != c:  # a backslash that ends the text: still open
+                j = n
             raw = text[i + 1 : min(j, n)]
             if j >= n:  # still open: no closing quote yet (an escape cut short waits), or left unclosed
                 string = json.dumps(decode_escapes(raw, final=complete)[0], ensure_ascii=False)

@@ -76,6 +76,20 @@ def test_until_pattern_matches_reference_shape() -> None:
     assert until_pattern(("</p>",)) == '([^<] | "<" [^/] | "</" [^p] | "</p" [^>])*'
 
 
+QUOTED = p.literal("'") + p.until("'", escape="\\") + p.literal("'")
+
+
+@pytest.mark.parametrize(
+    "text, ok",
+    [("'abc'", True), ("'a\\'b'", True), ("'a\\\\'", True), ("'a\\nb'", True), ("'a\nb'", True), ("'a\\\nb'", False), ("'a'b'", False)],
+)
+def test_an_escaped_until_reads_as_its_grammar_does(text: str, ok: bool) -> None:
+    """until(quote, escape="\\"): the parser's one-pass scan and the grammar
+    written for it accept the same strings (a backslash before a newline is none)."""
+    assert accepts(to_gbnf(QUOTED), text) is ok
+    assert parse(QUOTED + p.end(), text).success is ok
+
+
 TOOLISH = (
     p.optional(p.literal("<think>") + p.until("</think>") + p.literal("</think>") + p.space())
     + p.until("<tool_call>")

@@ -153,6 +153,16 @@ def test_an_until_past_a_held_text_ends_at_its_delimiter_once_more_follows() -> 
     assert parse(g + p.end(), "abc,days:1')").tree[0].text == "abc,days:1"
 
 
+@pytest.mark.parametrize("delimiters", [("'",), ("'", ", b=")])  # one regex pass, or a scan of several
+def test_an_escaped_until_skips_escaped_delimiters(delimiters: tuple[str, ...]) -> None:
+    string = p.literal("'") + p.tag("s", p.until(*delimiters, escape="\\")) + p.literal("'")
+    assert parse(string, "'it\\'s \\\\'").tree[0].text == "it\\'s \\\\"
+    partial = parse(string, "'it\\", partial=True)  # an escape cut short waits for what it escapes
+    assert partial.status is Status.NEED_MORE and partial.tree[0].text == "it"
+    assert parse(string, "'it\\\\", partial=True).tree[0].text == "it\\\\"  # (an escaped backslash does not)
+    assert not parse(string, "'a\\\nb'").success  # a backslash before a newline escapes nothing
+
+
 def test_a_look_ahead_waiting_for_input_shows_nothing() -> None:
     """A peek or a negation that needs more input consumes nothing: the text
     before it is all a partial parse shows."""

@@ -80,13 +80,12 @@ def _string(quote: str, boundaries: list[str], end: Parser) -> Parser:
     """A Python string in ``quote``, followed by ``end``; one whose closing
     quote is missing ends before the first of ``boundaries`` (where the next
     argument or the call's end starts)."""
-    escape = p.literal("\\") + p.chars("[^\\n]")
-    # (a stream shows a string short of the boundaries until it closes)
-    closed = p.literal(quote) + p.zero_or_more(p.choice(escape, p.until(quote, "\\", held=boundaries))) + p.literal(quote)
+    # (one scan for the inside, escapes and all; a stream shows a string short of the boundaries until it closes)
+    closed = p.literal(quote) + p.until(quote, held=boundaries, escape="\\") + p.literal(quote)
     if not boundaries:
         return closed
-    unclosed = p.zero_or_more(p.choice(escape, p.until(quote, "\\", *boundaries))) + p.peek(p.choice(*(p.literal(b) for b in boundaries)))
-    return p.choice(closed + end, p.literal(quote) + unclosed)
+    unclosed = p.literal(quote) + p.until(quote, *boundaries, escape="\\") + p.peek(p.choice(*(p.literal(b) for b in boundaries)))
+    return p.choice(closed + end, unclosed)
 
 
 def _lenient_value(value: Parser, names: list[str], ends: list[str]) -> Parser:
