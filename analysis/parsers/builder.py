@@ -480,7 +480,11 @@ def _tag_call(analysis: TemplateAnalysis, function: Mapping[str, Any], strict: b
         parts.append(_tagged_args(analysis, function, strict))
     if cid.pos is CallIdPosition.POST_ARGS and cid.prefix:
         parts.append(p.optional(p.space() + marker(cid.prefix, strict) + tags.tool_id(p.until(strip_ws(cid.suffix) or "\n")) + marker(cid.suffix, strict)))
-    parts.append(p.space() + marker(fn.close, strict) if fn.close else p.space())
+    function_close = marker(fn.close, strict) if fn.close else p.eps()
+    call_ends = [e for e in dict.fromkeys(map(strip_ws, (fmt.per_call_end, fmt.section_end))) if _markup(e) and e != strip_ws(fn.close)]
+    if fn.close and not strict and call_ends:  # (parsing) the function's close left out: the call's closer ends it
+        function_close = p.choice(function_close, p.peek(p.choice(*(p.literal(e) for e in call_ends))))
+    parts.append(p.space() + function_close)
     return p.seq(*parts)
 
 
@@ -583,15 +587,19 @@ def _lenient_tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any]
         [name_prefix + n + strip_ws(a.name_suffix) for n in names] if _markup(name_prefix) and strip_ws(a.name_suffix) else []
     )
     closer = value_end or name_prefix
+    # the markers that close the call around the function (</tool_call>): where the
+    # function's own close is left out too, a value ends there
+    fmt = analysis.tools.format
+    call_ends = [e for e in dict.fromkeys(map(strip_ws, (fmt.per_call_end, fmt.section_end))) if _markup(e) and e not in (value_end, function_close)]
     if function_close:
         # the value ends at its closer where the call goes on (another argument
         # or the call's close): "x </parameter> y" inside a value stays text
-        nexts = [n for n in (name_prefix, function_close) if n]
-        string_ends = [closer + gap + n for n in nexts for gap in _GAPS] + [function_close, *openers]
+        nexts = [n for n in (name_prefix, function_close, *call_ends) if n]
+        string_ends = [closer + gap + n for n in nexts for gap in _GAPS] + [function_close, *openers, *call_ends]
     else:
-        string_ends = [closer, *openers]
+        string_ends = [closer, *openers, *call_ends]
     # what may follow a typed value: its closer, or (left out) what comes after one
-    typed_ends = [closer, *openers, function_close] if value_end else [name_prefix, strip_ws(analysis.tools.function.close), *openers]
+    typed_ends = [closer, *openers, function_close, *call_ends] if value_end else [name_prefix, strip_ws(analysis.tools.function.close), *openers, *call_ends]
     value_open = p.optional(_exact(a.value_prefix)) if strip_ws(a.value_prefix) else _exact(a.value_prefix)
     string_value = p.tag(TOOL_ARG_STRING, p.until(*string_ends))
     if name_prefix.startswith("<"):

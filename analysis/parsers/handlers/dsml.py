@@ -62,7 +62,7 @@ def markup_handler(name: str, dialect: str, section: str) -> Handler:
             arguments={"name_prefix": param, "name_suffix": '" string="true|false">', "value_prefix": "", "value_suffix": param_end},
         )
 
-    def call(function: Mapping[str, Any], strict: bool) -> Parser:
+    def call(function: Mapping[str, Any], strict: bool, section_end: str = "") -> Parser:
         params = function.get("parameters") or {}
         properties = params.get("properties") or {}
         names = sorted(properties, key=lambda n: -len(str(n)))
@@ -74,7 +74,9 @@ def markup_handler(name: str, dialect: str, section: str) -> Handler:
             end = p.peek(p.space() + p.literal(param_end))
             typed = p.literal('false">') + p.space() + typed_value({}, f"{function['name']}-value", end, p.tag(TOOL_ARG_RAW, p.until(param_end)))
             arg = p.tag(TOOL_ARG, p.literal(param) + p.tag(TOOL_ARG_NAME, arg_name) + p.literal('" string="') + p.choice(text, typed) + p.literal(param_end))
-            return tags.tool(head + p.zero_or_more(arg + p.space()) + p.literal(invoke_end))
+            # an invoke whose end is left out ends at the section's end
+            close = p.choice(p.literal(invoke_end), p.peek(p.literal(section_end))) if section_end else p.literal(invoke_end)
+            return tags.tool(head + p.zero_or_more(arg + p.space()) + close)
 
         def argument(arg: str) -> Parser:  # string parameters as text, the others as JSON of their schema
             schema = properties[arg] if isinstance(properties[arg], Mapping) else {}
@@ -88,7 +90,7 @@ def markup_handler(name: str, dialect: str, section: str) -> Handler:
 
     def calls(analysis: TemplateAnalysis, request: ChatRequest, strict: bool = False) -> tuple[Parser, str]:
         start, end = analysis.tools.format.section_start or section_start, analysis.tools.format.section_end or section_end
-        one = p.choice(*(call(f, strict) for f in tool_functions(request)))
+        one = p.choice(*(call(f, strict, end) for f in tool_functions(request)))
         parser = p.literal(start) + p.space() + repeated_calls(one + p.space(), request, strict) + p.literal(end) + p.space()
         if not strict:  # calls in several sections
             parser = p.one_or_more(parser)

@@ -128,8 +128,8 @@ def _lenient_value(value: Parser, names: list[str]) -> Parser:
     or text (Paris, a broken [1,), kept as written up to the next of the
     call's ``names`` or its end.  A typed value shows once decided; a string
     left unclosed ends there too (``days:<|"|>3,unit:``)."""
-    end = p.peek(p.space() + p.choice(p.literal(","), p.literal("}")))
-    boundaries = [f",{gap}{name}:" for name in names for gap in ("", " ")] + ["}" + CALL_END]
+    end = p.peek(p.space() + p.choice(p.literal(","), p.literal("}"), p.literal(CALL_END)))
+    boundaries = [f",{gap}{name}:" for name in names for gap in ("", " ")] + ["}" + CALL_END, CALL_END]
     # a string whose closing quote is missing ends where the next argument or the call's end starts
     # (a stream shows a string short of them until it closes)
     quoted = p.literal(QUOTE) + p.until(QUOTE, held=boundaries if names else []) + p.literal(QUOTE)
@@ -150,7 +150,9 @@ def _call(function: dict[str, Any], value: Parser, lenient: bool = False) -> Par
     name_choice = p.choice(*(p.literal(str(n)) for n in names)) if names else p.chars("[A-Za-z0-9_]", 1, UNBOUNDED)
     arg = p.tag(TOOL_ARG, p.tag(TOOL_ARG_NAME, name_choice) + p.space() + p.literal(":") + p.space() + (_lenient_value(value, [str(n) for n in names]) if lenient else p.tag(TOOL_ARG_GEMMA, value)))
     args = p.optional(arg + p.zero_or_more(p.space() + p.literal(",") + p.space() + arg))
-    return tags.tool(p.literal(CALL_START + "call:") + tags.tool_name(p.literal(function["name"])) + p.literal("{") + p.space() + args + p.space() + p.literal("}")
+    # (lenient) the closing brace left out: the call's end marker ends it
+    close = p.choice(p.literal("}"), p.peek(p.literal(CALL_END))) if lenient else p.literal("}")
+    return tags.tool(p.literal(CALL_START + "call:") + tags.tool_name(p.literal(function["name"])) + p.literal("{") + p.space() + args + p.space() + close
         + (p.optional(p.literal(CALL_END)) if lenient else p.literal(CALL_END)),
     )
 

@@ -97,7 +97,7 @@ def _lenient_value(value: Parser, names: list[str], ends: list[str]) -> Parser:
     ends there too (``days='3, unit=``)."""
     # (vLLM's Gemma 3 pythonic template writes no comma: the next argument's name ends a value too)
     next_name = [p.literal(name) + p.space() + p.literal("=") for name in names]
-    end = p.peek(p.space() + p.choice(p.literal(","), p.literal(")"), *next_name))
+    end = p.peek(p.space() + p.choice(p.literal(","), p.literal(")"), p.literal("]"), *next_name))
     boundaries = [f",{gap}{name}=" for name in names for gap in ("", " ")] + [")" + e for e in ends]
     strings = [_string(quote, boundaries if names else [], end) for quote in "'\""]
     string = p.tag(TOOL_ARG_PY, p.choice(*strings)) + end
@@ -121,7 +121,9 @@ def _call(function: Mapping[str, Any], value: Parser, strict: bool = False, ends
     arg = p.tag(TOOL_ARG, p.tag(TOOL_ARG_NAME, name_choice) + p.space() + p.literal("=") + p.space() + lenient)
     # (parsing) a comma left out between arguments is read too: vLLM's Gemma 3 pythonic template writes none
     args = p.optional(arg + p.zero_or_more(p.space() + p.optional(p.literal(",")) + p.space() + arg) + p.space())
-    return tags.tool(tags.tool_name(p.literal(function["name"])) + p.literal("(") + p.space() + args + p.literal(")"))
+    # (parsing) the closing parenthesis left out: the list's end ends the call
+    close = p.choice(p.literal(")"), p.peek(p.space() + p.literal("]")))
+    return tags.tool(tags.tool_name(p.literal(function["name"])) + p.literal("(") + p.space() + args + close)
 
 
 def calls(analysis: TemplateAnalysis, request: ChatRequest, strict: bool = False) -> tuple[Parser, str]:

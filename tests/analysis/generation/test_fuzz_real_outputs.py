@@ -190,7 +190,7 @@ def _deviations(generated: Any, output: str, rng: random.Random) -> list[tuple[s
     """The deviations models write, spliced into a template's own rendering of a
     call: end-of-turn markers after it, a closer written twice, a reasoning
     opener written twice, a value that does not fit its type, a value's closer
-    left out."""
+    or the function's close left out."""
     a = generated.analysis
     out: list[tuple[str, str]] = []
     for stop in turn_end_markers(a):
@@ -211,6 +211,10 @@ def _deviations(generated: Any, output: str, rng: random.Random) -> list[tuple[s
     if closer and closer in output:
         at = output.find(closer)
         out.append(("closer left out", output[:at] + output[at + len(closer) :]))
+    closer = a.tools.function.close.strip()
+    if closer and closer in output:
+        at = output.rfind(closer)
+        out.append(("function's close left out", output[:at] + output[at + len(closer) :]))
     return out
 
 

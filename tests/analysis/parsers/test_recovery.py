@@ -281,6 +281,30 @@ def test_a_missing_value_closer_ends_at_the_next_argument() -> None:
     assert read(GLM, output)["tool_calls"] == [call(city="Paris", days=3)]
 
 
+@pytest.mark.parametrize(
+    "template, output",
+    [
+        # the function's close left out: the call's own closer ends it
+        (CODER, "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</tool_call>"),
+        # the value's closer and the function's close left out
+        (CODER, "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</tool_call>"),
+        (GLM, "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris\n</tool_call>"),
+        # the function's close left out in the other families: the section's or the call's end ends it
+        ("MiniMax-M2.jinja", '<minimax:tool_call>\n<invoke name="get_weather">\n<parameter name="city">Paris</parameter>\n</minimax:tool_call>'),
+        ("DeepSeek-V3.2.jinja", '<｜DSML｜function_calls>\n<｜DSML｜invoke name="get_weather">\n<｜DSML｜parameter name="city" string="true">Paris</｜DSML｜parameter>\n</｜DSML｜function_calls>'),
+        ("google-gemma-4-31B-it.jinja", '<|tool_call>call:get_weather{city:<|"|>Paris<|"|><tool_call|>'),
+        ("LFM2-8B-A1B.jinja", "<|tool_call_start|>[get_weather(city='Paris']<|tool_call_end|>"),
+    ],
+)
+def test_a_missing_closer_ends_at_the_calls_closer(template: str, output: str) -> None:
+    # (DeepSeek V3.2's prompt opens <think>: the reasoning ends first)
+    before = "</think>" if zoo_generated(template).generation_prompt.endswith("<think>") else ""
+    assert read(template, before + output) == {"content": "", "tool_calls": [call(city="Paris")], "ok": True}
+    # and a call after it reads as usual
+    two = before + output + "\n" + output.replace("Paris", "Lyon")
+    assert read(template, two, parallel=True)["tool_calls"] == [call(city="Paris"), call(city="Lyon")]
+
+
 def test_a_missing_value_opener_is_read() -> None:
     output = "<tool_call>get_weather\n<arg_key>city</arg_key>\nParis</arg_value>\n<arg_key>days</arg_key>3</arg_value>\n</tool_call>"
     assert read(GLM, output)["tool_calls"] == [call(city="Paris", days=3)]
