@@ -408,7 +408,13 @@ def partial_end(node: Until | Rest, text: str, pos: int) -> int:
             end = first if 0 <= first < end else end
     else:
         end = len(text) - held_back(text, node.stops, pos)
-    return trailing_stops(text, node.stops, pos, end) if node.stops else end
+    if not node.stops:
+        return end
+    # a run of whole stops that ends the text is no text, even where its last
+    # character may begin another (MiniMax's "[e~[" ends with its own "[")
+    whole = trailing_stops(text, node.stops, pos, len(text))
+    end = trailing_stops(text, node.stops, pos, end)
+    return min(end, whole)
 
 
 def held_back(text: str, delimiters: tuple[str, ...], start: int = 0) -> int:

@@ -730,8 +730,12 @@ def _calls(analysis: TemplateAnalysis, request: ChatRequest, strict: bool = Fals
             unit = p.choice(unit, tags.tool(call) + more)
     else:
         unit = tags.tool(call)
+    stops = () if strict else turn_end_markers(analysis)
+    section_end = strip_ws(fmt.section_end)
     if fmt.per_call_start or fmt.per_call_end:
-        opener, closer = marker(fmt.per_call_start, strict), p.literal(strip_ws(fmt.per_call_end))
+        # (parsing) a call's closer left out ends where the next call, the section's end or the turn's end follows
+        opener = marker(fmt.per_call_start, strict)
+        closer = or_left_out(strip_ws(fmt.per_call_end), (strip_ws(fmt.per_call_start), section_end, *stops), strict)
         if fmt.tools_array_wrapped:  # each marker pair holds an array of calls
             one = opener + unit + p.space() + closer + p.space()
         else:  # the call includes its markers (a streamed call is shown once they open it)
@@ -748,10 +752,21 @@ def _calls(analysis: TemplateAnalysis, request: ChatRequest, strict: bool = Fals
         pair = section_pair(analysis)
         if pair and not strict:  # (parsing) the opener's two markers may hold the turn's text
             opener = p.space() + p.literal(pair[0]) + tags.content(p.until(pair[1])) + p.literal(pair[1]) + p.space()
-        calls = opener + calls + p.literal(strip_ws(fmt.section_end)) + p.space()
+        calls = opener + calls + or_left_out(section_end, (strip_ws(fmt.section_start), *stops), strict) + p.space()
         if not strict and strip_ws(fmt.section_start):  # (parsing) calls in several sections
             calls = p.one_or_more(calls)
     return calls
+
+
+def or_left_out(closer: str, nexts: Sequence[str], strict: bool) -> Parser:
+    """``closer``; when parsing, also nothing where one of ``nexts`` follows (a
+    model left the closer out: the next call's opener or the turn's end marker
+    ends what it closes)."""
+    exact = p.literal(closer)
+    follows = [n for n in dict.fromkeys(nexts) if n and n != closer]
+    if strict or not closer or not follows:
+        return exact
+    return p.choice(exact, p.peek(p.space() + p.choice(*(p.literal(n) for n in follows))))
 
 
 def bare_call_start(analysis: TemplateAnalysis) -> str:

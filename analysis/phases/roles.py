@@ -50,10 +50,19 @@ def _common_suffix(a: str, b: str) -> str:
     return strip_ws(b[start:])
 
 
+#: MiniMax's role and end markers (``]~b]``, ``]~!b[``, ``[e~[``): brackets
+#: around a tilde, which the generic marker pattern does not read
+_TILDE_MARKER = re.compile(r"[\[\]][a-z!]{0,2}~[a-z!]{0,2}[\[\]]")
+
+
+def _is_marker(token: str) -> bool:
+    return bool(MARKER_RE.fullmatch(token) or _TILDE_MARKER.fullmatch(token))
+
+
 def _first_token(text: str) -> str:
     """The marker, or the run of non-space characters, that ``text`` starts with (after spaces)."""
     text = lstrip_ws(text)
-    match = MARKER_RE.match(text)
+    match = MARKER_RE.match(text) or _TILDE_MARKER.match(text)
     if match:
         return match.group()
     if not text.strip():
@@ -158,6 +167,9 @@ def role_starts(
     return user_start, assistant_start
 
 
+#: an end-of-message marker the template writes after a turn that waits for a tool's result
+_END_OF_MESSAGE = re.compile(r"<\|eom_id\|>")
+
 #: the end-of-sequence token shown to a template that was given none
 _PROBE_EOS = "<eos>"
 
@@ -185,12 +197,14 @@ def turn_end(prober: Prober, log: PhaseLog, user_start: str) -> tuple[str, ...]:
     opener = _first_token(user_start)
     found: list[str] = []
     for token in _tokens(rendered.rpartition(ASSISTANT_TEXT)[2]) if ASSISTANT_TEXT in rendered else []:
-        if not MARKER_RE.fullmatch(token) or token == opener or re.search(r"start|begin", token, re.IGNORECASE):
+        if not _is_marker(token) or token == opener or re.search(r"start|begin", token, re.IGNORECASE):
             break
         if token != _PROBE_EOS or real_eos:
             found.append(token)
-    if real_eos and MARKER_RE.fullmatch(strip_ws(real_eos)):
+    if real_eos and _is_marker(strip_ws(real_eos)):
         found.append(strip_ws(real_eos))
+    if found:  # (Llama 3.1's turn after a call ends with <|eom_id|>, where one with text ends with <|eot_id|>)
+        found += [m for m in _END_OF_MESSAGE.findall(prober.template.template.source) if m not in found]
     markers = tuple(dict.fromkeys(found))
     if markers:
         log.cite_source("turn_end", "the markers after an assistant turn's text (and the end-of-sequence token)")

@@ -163,6 +163,15 @@ def test_an_escaped_until_skips_escaped_delimiters(delimiters: tuple[str, ...]) 
     assert not parse(string, "'a\\\nb'").success  # a backslash before a newline escapes nothing
 
 
+@pytest.mark.parametrize("node", [p.rest(stops=("[e~[",)), p.until("<x>", stops=("[e~[",))])
+def test_a_stop_that_ends_with_its_own_first_character_is_no_text(node: p.Parser) -> None:
+    """MiniMax's "[e~[" ends with "[", which may begin another: a partial
+    parse still shows the text before it, not "[e~"."""
+    assert parse(p.tag("t", node), "Fine.[e~[", partial=True).tree[0].text == "Fine."
+    assert parse(p.tag("t", node), "Fine.[e~", partial=True).tree[0].text == "Fine."
+    assert parse(p.tag("t", node), "Fine.[e~[ more", partial=True).tree[0].text == "Fine.[e~[ more"
+
+
 def test_a_look_ahead_waiting_for_input_shows_nothing() -> None:
     """A peek or a negation that needs more input consumes nothing: the text
     before it is all a partial parse shows."""

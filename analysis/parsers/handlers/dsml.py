@@ -20,7 +20,14 @@ from analysis.messages.tags import (
     TOOL_ARG_RAW,
     TOOL_ARG_STRING,
 )
-from analysis.parsers.builder import argument_set, repeated_calls, tool_functions, typed_value
+from analysis.parsers.builder import (
+    argument_set,
+    or_left_out,
+    repeated_calls,
+    tool_functions,
+    turn_end_markers,
+    typed_value,
+)
 from analysis.parsers.handlers.base import Handler, probe_call_render, with_tool_markers
 from analysis.parsers.request import ChatRequest
 from analysis.parsers.response_spec import call_field, marker
@@ -91,7 +98,9 @@ def markup_handler(name: str, dialect: str, section: str) -> Handler:
     def calls(analysis: TemplateAnalysis, request: ChatRequest, strict: bool = False) -> tuple[Parser, str]:
         start, end = analysis.tools.format.section_start or section_start, analysis.tools.format.section_end or section_end
         one = p.choice(*(call(f, strict, end) for f in tool_functions(request)))
-        parser = p.literal(start) + p.space() + repeated_calls(one + p.space(), request, strict) + p.literal(end) + p.space()
+        # (parsing) the section's end left out before the turn's end marker
+        close = or_left_out(end, turn_end_markers(analysis), strict)
+        parser = p.literal(start) + p.space() + repeated_calls(one + p.space(), request, strict) + close + p.space()
         if not strict:  # calls in several sections
             parser = p.one_or_more(parser)
         return parser, start

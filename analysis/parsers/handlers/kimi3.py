@@ -28,6 +28,7 @@ from analysis.messages.tags import (
 from analysis.parsers.builder import (
     BuiltParser,
     boilerplate_and_reasoning_start,
+    or_left_out,
     repeated_calls,
     tool_functions,
     typed_value,
@@ -95,7 +96,7 @@ def _unescape(value: str) -> str:
     return value.replace("&quot;", '"').replace("&amp;", "&")
 
 
-def _call(function: Mapping[str, Any]) -> Parser:
+def _call(function: Mapping[str, Any], strict: bool = False) -> Parser:
     parameters = function.get("parameters") or {}
     properties = parameters.get("properties") if isinstance(parameters, Mapping) else None
     names = sorted(properties, key=lambda n: -len(str(n))) if isinstance(properties, Mapping) else []
@@ -108,7 +109,9 @@ def _call(function: Mapping[str, Any]) -> Parser:
     argument = p.tag(TOOL_ARG, p.literal(ARG_OPEN) + p.tag(TOOL_ARG_NAME, key) + p.literal('" type="') + p.choice(string_value, other_value) + p.literal(ARG_CLOSE))
     json_block = p.literal(JSON_OPEN) + p.space() + tags.tool_args(p.schema(p.json_value(), f"{function['name']}-args", parameters or {"type": "object"})) + p.space() + p.literal(JSON_CLOSE)
     head = p.literal(CALL_OPEN) + tags.tool_name(p.literal(_attribute(function["name"]))) + p.literal('" index="') + p.chars("[0-9]", 1, UNBOUNDED) + p.literal('"' + SEP)
-    return tags.tool(head + p.choice(json_block, p.zero_or_more(argument)) + p.literal(CALL_CLOSE))
+    # (parsing) a call's closer left out ends where the next call, the section's end or the turn's end follows
+    close = or_left_out(CALL_CLOSE, (CALL_OPEN, TOOLS_CLOSE, MESSAGE_CLOSE, END_OF_MESSAGE), strict)
+    return tags.tool(head + p.choice(json_block, p.zero_or_more(argument)) + close)
 
 
 def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: str, continued_text: str, prefill: PrefillOutcome, for_grammar: bool = False) -> BuiltParser:
@@ -132,7 +135,7 @@ def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: s
     if not functions:
         body = head + turn_end + p.end()
         return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, None, "", extracts)
-    calls = p.literal(TOOLS_OPEN) + repeated_calls(p.choice(*(_call(f) for f in functions)), request, for_grammar) + p.optional(p.literal(TOOLS_CLOSE))
+    calls = p.literal(TOOLS_OPEN) + repeated_calls(p.choice(*(_call(f, for_grammar) for f in functions)), request, for_grammar) + p.optional(p.literal(TOOLS_CLOSE))
     tools = calls if request.tool_choice is ToolChoice.REQUIRED else p.optional(calls)
     body = head + tools + turn_end + p.end()
     # the lazy grammar runs from the trigger to the end of the turn

@@ -189,8 +189,8 @@ def test_streams_of_every_zoo_templates_calls_never_contradict(seed: int) -> Non
 def _deviations(generated: Any, output: str, rng: random.Random) -> list[tuple[str, str]]:
     """The deviations models write, spliced into a template's own rendering of a
     call: end-of-turn markers after it, a closer written twice, a reasoning
-    opener written twice, a value that does not fit its type, a value's closer
-    or the function's close left out."""
+    opener written twice, a value that does not fit its type, a value's closer,
+    the function's close or the call's (or the section's) closer left out."""
     a = generated.analysis
     out: list[tuple[str, str]] = []
     for stop in turn_end_markers(a):
@@ -215,6 +215,10 @@ def _deviations(generated: Any, output: str, rng: random.Random) -> list[tuple[s
     if closer and closer in output:
         at = output.rfind(closer)
         out.append(("function's close left out", output[:at] + output[at + len(closer) :]))
+    for closer in dict.fromkeys((a.tools.format.per_call_end.strip(), a.tools.format.section_end.strip())):
+        if closer and closer in output:
+            at = output.rfind(closer)
+            out.append(("call's closer left out", output[:at] + output[at + len(closer) :]))
     return out
 
 

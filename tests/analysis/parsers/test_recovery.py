@@ -34,7 +34,8 @@ CODER_CALL = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</pa
     "template, markers",
     [
         ("Qwen-Qwen3-0.6B.jinja", ("<|im_end|>",)),
-        ("meta-llama-Llama-3.1-8B-Instruct.jinja", ("<|eot_id|>",)),
+        # (Llama 3.1 ends a turn that waits for a tool's result with <|eom_id|>)
+        ("meta-llama-Llama-3.1-8B-Instruct.jinja", ("<|eot_id|>", "<|eom_id|>")),
         ("CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja", ("<|END_RESPONSE|>", "<|END_OF_TURN_TOKEN|>")),
         ("CohereForAI-c4ai-command-r-plus-tool_use.jinja", ("<|END_OF_TURN_TOKEN|>",)),
         ("google-gemma-2-2b-it.jinja", ("<end_of_turn>",)),
@@ -303,6 +304,44 @@ def test_a_missing_closer_ends_at_the_calls_closer(template: str, output: str) -
     # and a call after it reads as usual
     two = before + output + "\n" + output.replace("Paris", "Lyon")
     assert read(template, two, parallel=True)["tool_calls"] == [call(city="Paris"), call(city="Lyon")]
+
+
+@pytest.mark.parametrize(
+    "template, output",
+    [
+        # before the turn's end marker
+        ("Qwen-Qwen3-0.6B.jinja", '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n<|im_end|>'),
+        (CODER, "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n<|im_end|>"),
+        ("MiniMax-M2.jinja", '<minimax:tool_call>\n<invoke name="get_weather">\n<parameter name="city">Paris</parameter>\n</invoke>\n[e~['),
+        ("Kimi-K3.jinja", '<|open|>tools<|sep|><|open|>call tool="get_weather" index="1"<|sep|><|open|>argument key="city" type="string"<|sep|>Paris<|close|>argument<|sep|><|close|>tools<|sep|><|close|>message<|sep|>'),
+        ("meetkai-functionary-medium-v3.1.jinja", '<function=get_weather>{"city": "Paris"}<|eom_id|>'),
+    ],
+)
+def test_a_calls_closer_left_out_ends_at_the_turns_end(template: str, output: str) -> None:
+    before = "</think>" if zoo_generated(template).generation_prompt.endswith("<think>\n") else ""
+    assert read(template, before + output) == {"content": "", "tool_calls": [call(city="Paris")], "ok": True}
+
+
+def test_a_calls_closer_left_out_ends_at_the_next_call() -> None:
+    one = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n'
+    two = one + one.replace("Paris", "Lyon") + "</tool_call>"
+    assert read("Qwen-Qwen3-0.6B.jinja", "Hi " + two, parallel=True) == {
+        "content": "Hi",
+        "tool_calls": [call(city="Paris"), call(city="Lyon")],
+        "ok": True,
+    }
+
+
+@pytest.mark.parametrize(
+    "template, stop",
+    [("MiniMax-M2.jinja", "[e~["), ("meta-llama-Llama-3.1-8B-Instruct.jinja", "<|eom_id|>")],
+)
+def test_family_end_markers_found_in_the_template(template: str, stop: str) -> None:
+    """MiniMax's end marker is bracketed around a tilde; Llama 3.1 ends a turn
+    that waits for a tool's result with <|eom_id|>: both end an output."""
+    assert stop in zoo_parser(template).analysis.turn_end
+    before = "</think>" if zoo_generated(template).generation_prompt.endswith("<think>\n") else ""
+    assert read(template, before + "Fine." + stop)["content"] == "Fine."
 
 
 def test_a_missing_value_opener_is_read() -> None:
