@@ -102,15 +102,13 @@ class Message:
 
 
 def _trim_one_newline(text: str, complete: bool) -> str:
-    if text.startswith("\r\n"):
-        text = text[2:]
-    elif text.startswith("\n"):
-        text = text[1:]
-    if text.endswith("\n"):  # written by the template before the closer (or, partial, maybe)
-        text = text[:-2] if text.endswith("\r\n") else text[:-1]
-    elif not complete and text.endswith("\r"):
-        text = text[:-1]
-    return text
+    start = 2 if text.startswith("\r\n") else 1 if text.startswith("\n") else 0
+    end = len(text)
+    if text.endswith("\n", start):  # written by the template before the closer (or, partial, maybe)
+        end -= 2 if text.endswith("\r\n", start) else 1
+    elif not complete and text.endswith("\r", start):
+        end -= 1
+    return text[start:end] if start or end < len(text) else text  # (one copy of a long value, not two)
 
 
 def string_value(text: str, complete: bool) -> str:
@@ -191,25 +189,45 @@ def _decoded(tag: str, node: TagNode, decode: Callable[[str, bool], str], cache:
     return found
 
 
+def _value_nodes(arg: TagNode, decoders: dict[str, Callable[[str, bool], str]]) -> tuple[str, TagNode] | None:
+    """The capture that gives an argument its value: of the last of
+    ``decoders`` (in their order) that has captures below ``arg``, its last
+    one (one walk of the argument, not one per decoder)."""
+    found: dict[str, TagNode] = {}
+    stack = list(reversed(arg.children))
+    while stack:
+        node = stack.pop()
+        if node.name in decoders:
+            found[node.name] = node
+        stack.extend(reversed(node.children))
+    for tag in reversed(decoders):
+        if tag in found:
+            return tag, found[tag]
+    return None
+
+
 def _tagged_arguments(call: TagNode, hooks: OutputHooks, final: bool, cache: Decoded | None = None) -> str:
     decoders = {**_DECODERS, **hooks.value_decoders}
-    parts: list[str] = []
+    pieces: list[str] = ["{"]  # (joined once: a value may be 100 KB)
     for arg in call.find(TOOL_ARG):
         names = [n for n in arg.children if n.name == TOOL_ARG_NAME]
         if not names or not names[0].complete:
             break
-        head = json.dumps(hooks.names(names[0].text), ensure_ascii=False) + ": "
+        if len(pieces) > 1:
+            pieces.append(", ")
+        pieces.append(json.dumps(hooks.names(names[0].text), ensure_ascii=False) + ": ")
         value = ""
         # a typed value may still turn out to be text, as written: it shows once complete
         if final or all(typed.complete for typed in arg.find(TOOL_ARG_TYPED)):
-            for tag, decode in decoders.items():
-                for node in arg.find(tag):
-                    value = _decoded(tag, node, decode, cache)
-        parts.append(head + value)
+            chosen = _value_nodes(arg, decoders)
+            if chosen is not None:
+                value = _decoded(chosen[0], chosen[1], decoders[chosen[0]], cache)
+        pieces.append(value)
         if not arg.complete:
             break
-    text = "{" + ", ".join(parts)
-    return text + "}" if call.complete else text
+    if call.complete:
+        pieces.append("}")
+    return "".join(pieces)
 
 
 def _call(node: TagNode, hooks: OutputHooks, final: bool, cache: Decoded | None = None) -> ToolCall | None:

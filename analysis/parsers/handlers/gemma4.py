@@ -15,7 +15,7 @@ from typing import Any
 from analysis.messages import tags
 from analysis.messages.hooks import OutputHooks
 from analysis.messages.pyliteral import json_number
-from analysis.messages.tags import TOOL_ARG, TOOL_ARG_NAME
+from analysis.messages.tags import TOOL_ARG, TOOL_ARG_NAME, TOOL_ARG_RAW
 from analysis.parsers.builder import (
     BuiltParser,
     boilerplate_and_reasoning_start,
@@ -132,14 +132,16 @@ def _lenient_value(value: Parser, names: list[str]) -> Parser:
     boundaries = [f",{gap}{name}:" for name in names for gap in ("", " ")] + ["}" + CALL_END, CALL_END]
     # a string whose closing quote is missing ends where the next argument or the call's end starts
     # (a stream shows a string short of them until it closes)
-    quoted = p.literal(QUOTE) + p.until(QUOTE, held=boundaries if names else []) + p.literal(QUOTE)
+    # (the inside is the text, as written: read without a second scan for its quotes)
+    quoted = p.literal(QUOTE) + p.tag(TOOL_ARG_RAW, p.until(QUOTE, held=boundaries if names else [])) + p.literal(QUOTE)
     if names:
-        unclosed = p.literal(QUOTE) + p.until(QUOTE, *boundaries) + p.peek(p.choice(*(p.literal(b) for b in boundaries)))
+        inside = p.tag(TOOL_ARG_RAW, p.until(QUOTE, *boundaries))
+        unclosed = p.literal(QUOTE) + inside + p.peek(p.choice(*(p.literal(b) for b in boundaries)))
         quoted = p.choice(quoted + end, unclosed)
     # (bare text never starts with the quote: a <|"|> string, shown as it came, that never closes breaks the call)
     bare = p.negate(p.literal(QUOTE)) + text_to_next_argument(boundaries if names else [], "[^,}]")
     others = typed_value({}, "gemma-arg", end, bare, own=[p.tag(TOOL_ARG_GEMMA, value)])
-    return p.choice(p.tag(TOOL_ARG_GEMMA, quoted) + end, others)
+    return p.choice(quoted + end, others)
 
 
 def _call(function: dict[str, Any], value: Parser, lenient: bool = False) -> Parser:
