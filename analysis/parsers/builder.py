@@ -857,9 +857,17 @@ def build_parser(
     trigger_text = trigger_marker(analysis) if tools_on and calls_builder is None else ""
     # the grammar constrains what a model writes before the engine stops it: no stop markers
     stops = () if for_grammar else turn_end_markers(analysis)
-    # (parsing) a prompt that neither opens nor closes the reasoning: the model's opener may be missing
+    # (parsing) thinking on, where the template leaves the opening to the model
+    # and the prompt neither opens nor closes the reasoning: the opener may be missing
     end_marker = strip_ws(analysis.reasoning.end)
-    unopened = not for_grammar and analysis.reasoning.mode is ReasoningMode.TAG_BASED and bool(end_marker) and end_marker not in boilerplate
+    unopened = (
+        not for_grammar
+        and analysis.reasoning.mode is ReasoningMode.TAG_BASED
+        and analysis.reasoning.switched
+        and request.enable_thinking
+        and bool(end_marker)
+        and end_marker not in boilerplate
+    )
     call_markers = (trigger_text,) if trigger_text else ()
     reasoning = _reasoning(analysis, cleared, call_markers, stops, for_grammar, unopened) if extracts else p.eps()
     tool_calls: Parser | None = None

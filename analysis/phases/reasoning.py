@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from analysis.phases.phase_log import PhaseLog
 from analysis.phases.result import PrefillOutcome, ReasoningAnalysis, ReasoningMode
 from analysis.probing.diff import diff_split
@@ -91,6 +93,8 @@ def _r2_thinking_switch(prober: Prober, log: PhaseLog, result: ReasoningAnalysis
     start, end = result.start, result.end
     left_markers = [m.group() for m in MARKER_RE.finditer(left)]
     right_markers = [m.group() for m in MARKER_RE.finditer(right)]
+    # thinking off writes an empty block, on writes nothing: the model opens its own
+    switched = bool(left and not right and len(left_markers) >= 2)
     if right and not left and len(right_markers) == 1 and strip_ws(tail_b).endswith(right):
         # thinking on opens reasoning in the generation prompt
         start = start or right
@@ -109,12 +113,12 @@ def _r2_thinking_switch(prober: Prober, log: PhaseLog, result: ReasoningAnalysis
         start = start or right_markers[0]
         end = end or left_markers[0]
     if (start, end) == (result.start, result.end):
-        return result
+        return replace(result, switched=switched)
     if start != result.start:
         log.cite("reasoning.start", cmp)
     if end != result.end:
         log.cite("reasoning.end", cmp)
-    return ReasoningAnalysis(ReasoningMode.TAG_BASED, start, end)
+    return ReasoningAnalysis(ReasoningMode.TAG_BASED, start, end, switched)
 
 
 def _r3_scope(prober: Prober, log: PhaseLog, result: ReasoningAnalysis) -> ReasoningAnalysis:

@@ -80,11 +80,15 @@ class _Jsonable:
 
 @dataclass(frozen=True)
 class ReasoningAnalysis(_Jsonable):
-    """Reasoning markers: ``start`` may be empty (delimiter style)."""
+    """Reasoning markers: ``start`` may be empty (delimiter style).
+    ``switched``: ``enable_thinking`` off writes a closed block in the
+    generation prompt, and on writes none (Qwen3): with thinking on, the model
+    opens its block itself."""
 
     mode: ReasoningMode = ReasoningMode.NONE
     start: str = ""
     end: str = ""
+    switched: bool = False
 
 
 @dataclass(frozen=True)

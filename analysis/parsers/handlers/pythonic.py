@@ -15,8 +15,10 @@ from analysis.messages.pyliteral import python_value
 from analysis.messages.tags import TOOL_ARG, TOOL_ARG_NAME, TOOL_ARG_PY
 from analysis.parsers.builder import (
     argument_set,
+    or_left_out,
     text_to_next_argument,
     tool_functions,
+    turn_end_markers,
     typed_value,
 )
 from analysis.parsers.handlers.base import Handler, probe_call_render, with_tool_markers
@@ -65,15 +67,16 @@ def _with_pythonic_markers(analysis: TemplateAnalysis, start: str, end: str, **c
     )
 
 
-def _call_list(request: ChatRequest, strict: bool) -> Parser:
-    """``[call, call]`` (one call, for the grammar, without parallel tool calls)."""
+def _call_list(request: ChatRequest, strict: bool, closes: tuple[str, ...] = ()) -> Parser:
+    """``[call, call]`` (one call, for the grammar, without parallel tool calls);
+    when parsing, a ``]`` left out ends where one of ``closes`` follows."""
     value = python_value()
     functions = tool_functions(request)
     # where a call ends: the list's end, or the next call
     ends = ["]", *(f",{gap}{f['name']}(" for f in functions for gap in ("", " "))]
     call = p.choice(*(_call(f, value, strict, ends) for f in functions))
     more = p.zero_or_more(p.space() + p.literal(",") + p.space() + call) if request.parallel_tool_calls or not strict else p.eps()
-    return p.literal("[") + p.space() + call + more + p.space() + p.literal("]")
+    return p.literal("[") + p.space() + call + more + p.space() + or_left_out("]", closes, strict)
 
 
 def _string(quote: str, boundaries: list[str], end: Parser) -> Parser:
@@ -128,7 +131,10 @@ def _call(function: Mapping[str, Any], value: Parser, strict: bool = False, ends
 
 def calls(analysis: TemplateAnalysis, request: ChatRequest, strict: bool = False) -> tuple[Parser, str]:
     """``<|tool_call_start|>[call, call]<|tool_call_end|>``."""
-    parser = p.literal(SECTION_START) + p.space() + _call_list(request, strict) + p.space() + p.literal(SECTION_END) + p.space()
+    # (parsing) the list's end and the section's end left out before the turn's end marker
+    stops = turn_end_markers(analysis)
+    calls = _call_list(request, strict, (SECTION_END, *stops))
+    parser = p.literal(SECTION_START) + p.space() + calls + p.space() + or_left_out(SECTION_END, stops, strict) + p.space()
     if not strict:  # calls in several <|tool_call_start|> blocks
         parser = p.one_or_more(parser)
     return parser, SECTION_START
