@@ -208,6 +208,19 @@ def test_unopened_reasoning_needs_its_end_marker_before_any_call(output: str, ex
     assert read("Qwen-Qwen3-0.6B.jinja", output) == expected
 
 
+@pytest.mark.parametrize(
+    "template, switched",
+    [("Qwen-Qwen3-0.6B.jinja", True), ("HuggingFaceTB-SmolLM3-3B.jinja", True), ("ibm-granite-granite-3.3-2B-Instruct.jinja", False)],
+)
+def test_only_a_template_that_leaves_the_opener_to_the_model_holds_a_reply(template: str, switched: bool) -> None:
+    """Granite 3.3's thinking is off unless its system prompt asks for it, and
+    its generation prompt is the same either way: a reply streams as it comes."""
+    assert zoo_parser(template).analysis.reasoning.switched is switched
+    generated = zoo_generated(template)
+    shown = generated.parse("The weather is", partial=True).message.content
+    assert shown == ("" if switched else "The weather is")
+
+
 def test_no_unopened_reasoning_where_the_prompt_closed_it() -> None:
     """enable_thinking false: Qwen3's prompt writes <think>\n\n</think>; an end
     marker after that is text as written."""
