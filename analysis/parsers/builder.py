@@ -125,10 +125,10 @@ def json_arguments(
     check).  Given ``closes`` instead (a call that no marker ends: Llama 3's
     ``{"name": …}}``, then the output's end), such arguments end at the brace
     after which only its parser comes (its texts: the closing braces and an
-    end-of-turn marker).  (Where neither
-    follows, the output was cut short or the call broke: as before.)  A stream
-    shows arguments being written short of where such a reading would end
-    them, so it never shows what the whole output reads otherwise."""
+    end-of-turn marker).  Where neither comes, the output was cut short or the
+    call broke.  A stream shows arguments being written short of where such a
+    reading would end them, so it never shows what the whole output reads
+    otherwise."""
     if strict:  # (the grammar: JSON of the schema)
         return tags.tool_args(_args_schema_parser(function))
     follows = [f for f in follows if f]
@@ -192,11 +192,12 @@ def _reasoning(
     (a tool-call marker: a call written inside an unclosed block is a call) or
     the ``turn_end`` markers that end the output.  Not ``strict`` (parsing): a
     repeated opener opens one block, an end marker alone at the start closes an
-    empty one, and, with ``unopened`` (the prompt neither opened nor closed the
-    reasoning), text up to an end marker with no opener before it, and no call
-    marker in it, is reasoning (``plan</think>answer``: an engine dropped the
-    opener); it shows once the end marker comes, so a stream holds the text
-    until then.  ``strict`` (the grammar): only a closed block."""
+    empty one, and, with ``unopened`` (thinking is on and the model writes the
+    opener, the prompt none), text up to an end marker with no opener before
+    it, and no call marker in it, is reasoning (``plan</think>answer``: an
+    engine dropped the opener); it shows once the end marker comes, so a
+    stream holds the text until then.  ``strict`` (the grammar): only a closed
+    block."""
     r = analysis.reasoning
     start, end = strip_ws(r.start), strip_ws(r.end)
     if not end:
