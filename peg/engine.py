@@ -374,8 +374,6 @@ def _anchors(delimiters: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], 
 
 
 
-
-
 def trailing_stops(text: str, stops: tuple[str, ...], start: int, end: int) -> int:
     """Where the run of ``stops`` (with whitespace between and after them) that
     ends ``text[start:end]`` begins; ``end`` when it ends with none."""
