@@ -419,7 +419,8 @@ def _after_json_arguments(analysis: TemplateAnalysis) -> list[str]:
     end = _json_call_end(fmt)
     if not end:
         return follows
-    nexts = [end] + ([",\n{", ", {", ",{"] if fmt.tools_array_wrapped else [])  # (an array's next call)
+    # (an array's next call, as templates indent it: Command R7B writes "},\n    {")
+    nexts = [end] + ([",\n{", ", {", ",{", ",\n  {", ",\n    {", ",\n\t{"] if fmt.tools_array_wrapped else [])
     return follows + [c + n for c in _closings(order) for n in nexts]
 
 

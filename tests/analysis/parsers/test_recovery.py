@@ -490,6 +490,12 @@ def test_json_arguments_that_are_not_json_keep_the_call_as_written(template: str
     [
         ("fireworks-ai-llama-3-firefunction-v2.jinja", ' functools[{"name": "get_weather", "arguments": {"days": 007}}, {"name": "get_weather", "arguments": {"city": "Lyon"}}]'),
         ("mistralai-Mistral-Nemo-Instruct-2407.jinja", '[TOOL_CALLS][{"name": "get_weather", "arguments": {"days": 007}, "id": "abcdefghi"}, {"name": "get_weather", "arguments": {"city": "Lyon"}, "id": "bcdefghij"}]'),
+        # the next call indented as the template writes it
+        (
+            "CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja",
+            '<|START_ACTION|>[\n    {"tool_call_id": "0", "tool_name": "get_weather", "parameters": {"days": 007}},\n'
+            '    {"tool_call_id": "1", "tool_name": "get_weather", "parameters": {"city": "Lyon"}}\n]<|END_ACTION|>',
+        ),
     ],
 )
 def test_json_arguments_that_are_not_json_end_before_the_next_call(template: str, two: str) -> None:
