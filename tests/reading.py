@@ -29,6 +29,13 @@ def zoo_generated(template: str, tools: bool = True, parallel: bool = False) -> 
     return zoo_parser(template).generate(ChatRequest.from_json(request))
 
 
+def reasoning_closed(template: str) -> str:
+    """What closes the reasoning block the template's generation prompt opens
+    (``</think>``), for an output that starts with a reply or a call; "" when
+    the prompt opens none."""
+    return "</think>" if zoo_generated(template).generation_prompt.rstrip().endswith("<think>") else ""
+
+
 def read(template: str, output: str, tools: bool = True, parallel: bool = False) -> dict:
     """The final parse, checked against streaming in 1- and 3-character chunks."""
     generated = zoo_generated(template, tools, parallel)

@@ -19,7 +19,7 @@ from analysis.parsers.builder import turn_end_markers
 from analysis.parsers.request import ChatRequest
 from analysis.template.loading import load_template
 from tests.conftest import ZOO, needs_shared
-from tests.reading import call, read, zoo_generated, zoo_parser
+from tests.reading import call, read, reasoning_closed, zoo_generated, zoo_parser
 
 pytestmark = needs_shared
 
@@ -311,8 +311,7 @@ def test_a_missing_value_closer_ends_at_the_next_argument() -> None:
     ],
 )
 def test_a_missing_closer_ends_at_the_calls_closer(template: str, output: str) -> None:
-    # (DeepSeek V3.2's prompt opens <think>: the reasoning ends first)
-    before = "</think>" if zoo_generated(template).generation_prompt.endswith("<think>") else ""
+    before = reasoning_closed(template)  # (DeepSeek V3.2's prompt opens <think>: the reasoning ends first)
     assert read(template, before + output) == {"content": "", "tool_calls": [call(city="Paris")], "ok": True}
     # and a call after it reads as usual
     two = before + output + "\n" + output.replace("Paris", "Lyon")
@@ -331,7 +330,7 @@ def test_a_missing_closer_ends_at_the_calls_closer(template: str, output: str) -
     ],
 )
 def test_a_calls_closer_left_out_ends_at_the_turns_end(template: str, output: str) -> None:
-    before = "</think>" if zoo_generated(template).generation_prompt.endswith("<think>\n") else ""
+    before = reasoning_closed(template)
     assert read(template, before + output) == {"content": "", "tool_calls": [call(city="Paris")], "ok": True}
 
 
@@ -353,7 +352,7 @@ def test_family_end_markers_found_in_the_template(template: str, stop: str) -> N
     """MiniMax's end marker is bracketed around a tilde; Llama 3.1 ends a turn
     that waits for a tool's result with <|eom_id|>: both end an output."""
     assert stop in zoo_parser(template).analysis.turn_end
-    before = "</think>" if zoo_generated(template).generation_prompt.endswith("<think>\n") else ""
+    before = reasoning_closed(template)
     assert read(template, before + "Fine." + stop)["content"] == "Fine."
 
 
@@ -473,7 +472,7 @@ def test_json_arguments_that_are_not_json_keep_the_call_as_written(template: str
     reports them: parse warns and exits 1), the text around it unchanged."""
     generated = zoo_generated(template)
     # (DeepSeek V3.1's generation prompt opens <think>: the reasoning ends first)
-    text = ("</think>" if generated.generation_prompt.endswith("<think>") else "") + "Checking.\n" + output
+    text = reasoning_closed(template) + "Checking.\n" + output
     outcome = generated.parse(text)
     assert outcome.ok and outcome.message.content == "Checking."
     assert [(c.name, c.arguments) for c in outcome.message.tool_calls] == [("get_weather", arguments)]
