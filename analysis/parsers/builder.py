@@ -80,7 +80,20 @@ def marker(text: str, strict: bool = False) -> Parser:
     # models put whitespace around markers that the template writes without it
     # ("[TOOL_CALLS] name"): it is read on both sides.  (Before a string value
     # the last marker is read by _exact, which leaves the value's whitespace.)
-    return p.space() + p.literal(core) + p.space()
+    return p.space() + _with_attributes(core) + p.space()
+
+
+#: an attribute a model adds to a tag the template closes after one of its own
+#: (MiniMax's <invoke name="f" description="…">, <parameter name="x" type="string">)
+_ATTRIBUTE = p.chars("[ \t]", 1, UNBOUNDED) + p.chars("[A-Za-z_][A-Za-z0-9_.:-]", 1, UNBOUNDED) + p.literal('="') + p.until('"') + p.literal('"')
+
+
+def _with_attributes(core: str) -> Parser:
+    """``core``; where it closes a tag after an attribute's value (``">``), any
+    attributes a model adds before the ``>`` too (parsing only)."""
+    if not core.startswith('">'):
+        return p.literal(core)
+    return p.literal('"') + p.zero_or_more(_ATTRIBUTE) + p.literal(core[1:])
 
 
 def _tool_functions(tools: Sequence[Mapping[str, Any]] | None) -> list[Mapping[str, Any]]:
@@ -490,12 +503,15 @@ def _tag_call(analysis: TemplateAnalysis, function: Mapping[str, Any], strict: b
     return p.seq(*parts)
 
 
-def _exact(text: str) -> Parser:
+def _exact(text: str, lenient: bool = False) -> Parser:
     """A marker before a string value: its text without the whitespace after it
-    (the value keeps its own leading newline; the mapper trims one)."""
+    (the value keeps its own leading newline; the mapper trims one).
+    ``lenient`` (parsing): with the attributes a model adds to a tag."""
     core = text.rstrip(_WS)
     lead = p.space() if core != core.lstrip(_WS) else p.eps()
-    return lead + p.literal(core.lstrip(_WS)) if core.strip(_WS) else p.eps()
+    if not core.strip(_WS):
+        return p.eps()
+    return lead + (_with_attributes(core.lstrip(_WS)) if lenient else p.literal(core.lstrip(_WS)))
 
 
 def _tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any], strict: bool = False) -> Parser:
@@ -602,7 +618,7 @@ def _lenient_tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any]
         string_ends = [closer, *openers, *call_ends]
     # what may follow a typed value: its closer, or (left out) what comes after one
     typed_ends = [closer, *openers, function_close, *call_ends] if value_end else [name_prefix, strip_ws(analysis.tools.function.close), *openers, *call_ends]
-    value_open = p.optional(_exact(a.value_prefix)) if strip_ws(a.value_prefix) else _exact(a.value_prefix)
+    value_open = p.optional(_exact(a.value_prefix, True)) if strip_ws(a.value_prefix) else _exact(a.value_prefix, True)
     string_value = p.tag(TOOL_ARG_STRING, p.until(*string_ends))
     if name_prefix.startswith("<"):
         # XML's escape for text with markup in it: <![CDATA[a <b> & c]]> is the text inside (MiniCPM5);
@@ -611,7 +627,7 @@ def _lenient_tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any]
         string_value = p.choice(cdata, string_value)
     # the string keeps its leading whitespace after the last marker before it
     # (GLM writes "</arg_key>\n<arg_value>": the newline belongs to no value)
-    string_body = (marker(a.name_suffix) if strip_ws(a.value_prefix) else _exact(a.name_suffix)) + value_open + string_value
+    string_body = (marker(a.name_suffix) if strip_ws(a.value_prefix) else _exact(a.name_suffix, True)) + value_open + string_value
     typed_head = marker(a.name_suffix) + (p.optional(marker(a.value_prefix)) if strip_ws(a.value_prefix) else marker(a.value_prefix))
     typed_end = p.peek(p.space() + p.choice(*(p.literal(e) for e in dict.fromkeys(typed_ends) if e)))
 

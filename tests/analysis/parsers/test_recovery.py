@@ -356,6 +356,30 @@ def test_family_end_markers_found_in_the_template(template: str, stop: str) -> N
     assert read(template, before + "Fine." + stop)["content"] == "Fine."
 
 
+@pytest.mark.parametrize(
+    "invoke, parameter",
+    [
+        ('<invoke name="get_weather" description="Weather in a city">', '<parameter name="city" type="string">'),
+        ('<invoke name="get_weather">', '<parameter name="city" description="(e.g. Paris)" type="string">'),
+    ],
+)
+def test_attributes_a_model_adds_to_a_tag_are_read_over(invoke: str, parameter: str) -> None:
+    """MiniMax M2's models echo a tool's description or a parameter's type as
+    attributes of the tags the template closes after the name."""
+    output = f"<minimax:tool_call>\n{invoke}\n{parameter}Paris</parameter>\n</invoke>\n</minimax:tool_call>"
+    template = "MiniMax-M2.jinja"
+    assert read(template, reasoning_closed(template) + output) == {"content": "", "tool_calls": [call(city="Paris")], "ok": True}
+
+
+def test_the_grammar_takes_no_added_attributes() -> None:
+    """The parser reads added attributes (an attribute's '="' beyond the
+    template's own 'name="'); the grammar's form does not."""
+    generated = zoo_generated("MiniMax-M2.jinja")
+    strict = generated.strict() if generated.strict else generated.built
+    assert '="' in generated.built.parser.dump().replace('name="', "")
+    assert '="' not in strict.parser.dump().replace('name="', "")
+
+
 def test_a_missing_value_opener_is_read() -> None:
     output = "<tool_call>get_weather\n<arg_key>city</arg_key>\nParis</arg_value>\n<arg_key>days</arg_key>3</arg_value>\n</tool_call>"
     assert read(GLM, output)["tool_calls"] == [call(city="Paris", days=3)]
