@@ -627,13 +627,18 @@ def _lenient_tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any]
         string_value = p.choice(cdata, string_value)
     # the string keeps its leading whitespace after the last marker before it
     # (GLM writes "</arg_key>\n<arg_value>": the newline belongs to no value)
-    string_body = (marker(a.name_suffix) if strip_ws(a.value_prefix) else _exact(a.name_suffix, True)) + value_open + string_value
-    typed_head = marker(a.name_suffix) + (p.optional(marker(a.value_prefix)) if strip_ws(a.value_prefix) else marker(a.value_prefix))
+    # a name's closer left out ends where the value's opener follows (GLM's "<arg_key>unit\n<arg_value>")
+    value_opener = strip_ws(a.value_prefix)
+    name_close = marker(a.name_suffix)
+    if _markup(strip_ws(a.name_suffix)) and _markup(value_opener):
+        name_close = p.choice(name_close, p.space() + p.peek(p.literal(value_opener)))
+    string_body = (name_close if value_opener else _exact(a.name_suffix, True)) + value_open + string_value
+    typed_head = name_close + (p.optional(marker(a.value_prefix)) if value_opener else marker(a.value_prefix))
     typed_end = p.peek(p.space() + p.choice(*(p.literal(e) for e in dict.fromkeys(typed_ends) if e)))
 
     # a name is complete (and shown) once what follows it confirms it: "city" is
     # not a name in "<parameter=city_name>"
-    name_end = p.peek(marker(a.name_suffix)) if strip_ws(a.name_suffix) else p.eps()
+    name_end = p.peek(name_close) if strip_ws(a.name_suffix) else p.eps()
 
     def argument(name: str, arg_schema: Any) -> Parser:
         spelled = p.literal(name) if name else p.chars(_NAME_CHARS, 1, UNBOUNDED)

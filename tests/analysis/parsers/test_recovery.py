@@ -380,6 +380,14 @@ def test_the_grammar_takes_no_added_attributes() -> None:
     assert '="' not in strict.parser.dump().replace('name="', "")
 
 
+def test_a_missing_name_closer_ends_at_the_value_opener() -> None:
+    output = _glm(("city", "Paris")).replace("<arg_key>city</arg_key>", "<arg_key>city")
+    assert "</arg_key>" not in output
+    assert read(GLM, output) == {"content": "", "tool_calls": [call(city="Paris")], "ok": True}
+    two = "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n<arg_key>days\n<arg_value>3</arg_value>\n</tool_call>"
+    assert read(GLM, two) == {"content": "", "tool_calls": [call(city="Paris", days=3)], "ok": True}
+
+
 def test_a_missing_value_opener_is_read() -> None:
     output = "<tool_call>get_weather\n<arg_key>city</arg_key>\nParis</arg_value>\n<arg_key>days</arg_key>3</arg_value>\n</tool_call>"
     assert read(GLM, output)["tool_calls"] == [call(city="Paris", days=3)]
