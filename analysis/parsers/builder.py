@@ -924,7 +924,12 @@ def build_parser(
             tail = closers + ending(ends)
         if trigger:
             bare = bare_call_start(analysis) if calls_builder is None and not for_grammar else ""
-            with_calls = _content_until(analysis, trigger, *([bare] if bare else []), stops=stops) + tool_calls + tail
+            starts = (trigger, *([bare] if bare else []))
+            calls_and_text = tool_calls
+            if not for_grammar and not content_after:
+                # (parsing) text between calls is content, and the calls after it are calls
+                calls_and_text = tool_calls + p.zero_or_more(closers + text_until(starts, stops) + tool_calls)
+            with_calls = _content_until(analysis, *starts, stops=stops) + calls_and_text + tail
         elif json_starts:
             with_calls = _content_until(analysis, *json_starts, stops=stops) + tool_calls + tail
         else:

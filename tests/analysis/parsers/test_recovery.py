@@ -380,6 +380,21 @@ def test_the_grammar_takes_no_added_attributes() -> None:
     assert '="' not in strict.parser.dump().replace('name="', "")
 
 
+@pytest.mark.parametrize(
+    "template, one",
+    [
+        ("Qwen-Qwen3-0.6B.jinja", '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'),
+        (GLM, "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>"),
+        (CODER, "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>"),
+    ],
+)
+def test_text_between_calls_is_content_and_the_calls_after_it_are_calls(template: str, one: str) -> None:
+    output = "Let me check.\n" + one + "\n\nAnd Lyon too.\n" + one.replace("Paris", "Lyon") + "\nDone."
+    got = read(template, reasoning_closed(template) + output, parallel=True)
+    assert got["tool_calls"] == [call(city="Paris"), call(city="Lyon")]
+    assert got["content"].split() == "Let me check. And Lyon too. Done.".split()
+
+
 def test_a_missing_name_closer_ends_at_the_value_opener() -> None:
     output = _glm(("city", "Paris")).replace("<arg_key>city</arg_key>", "<arg_key>city")
     assert "</arg_key>" not in output
