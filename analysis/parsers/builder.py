@@ -149,14 +149,19 @@ def json_arguments(
     ends = ["}" + gap + f for f in follows for gap in ("", "\n", " ", "\n\n")]
     if closes is not None:
         ends += ["}" + gap + text for text in closes[1] for gap in ("", "\n", " ")]
-    parsed = _args_schema_parser(function, ends)
+    # an object whose closing brace is left out ends before a marker that ends the call
+    markers = [f for f in follows if _markup(f) and f[0] not in "},"]
+    unclosed_ends = [gap + f for f in markers for gap in ("\n", " ", "")]
+    parsed = _args_schema_parser(function, ends + unclosed_ends)
     # a template that writes {{ arguments }} renders a dict in Python's spelling: {'city': 'Paris'}
     # (only that: arguments that open as JSON, {", are never reread as Python, as a stream showed them)
     python = p.peek(p.literal("{") + p.space() + p.literal("'")) + p.tag(TOOL_ARG_PY, python_value())
     options = [parsed, python]
     if follows:
-        raw = p.peek(p.literal("{")) + p.until(*ends) + p.literal("}")
-        options.append(raw + p.peek(p.space() + p.choice(*(p.literal(f) for f in follows))))
+        # to the first place where the call may end: after a brace, or (left out) before a marker
+        closed = p.literal("}") + p.peek(p.space() + p.choice(*(p.literal(f) for f in follows)))
+        call_end = p.choice(closed, p.peek(p.space() + p.choice(*(p.literal(f) for f in markers)))) if markers else closed
+        options.append(p.peek(p.literal("{")) + p.until(*ends, *unclosed_ends) + call_end)
     elif closes is not None:
         piece = p.until("}") + p.literal("}")
         end = closes[0]

@@ -90,7 +90,9 @@ def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: s
         body = reasoning + text_to_end(stops)
         return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, None, "", extracts)
     call = p.choice(*(_call(f, for_grammar) for f in functions))
-    calls = p.optional(p.literal(SECTION_START)) + repeated_calls(call + p.space(), request, for_grammar) + p.optional(p.literal(SECTION_END)) + p.space()
+    # (parsing) whitespace models write between the markers (" <|tool_call_begin|>") is read too
+    section_start = p.literal(SECTION_START) if for_grammar else p.literal(SECTION_START) + p.space()
+    calls = p.optional(section_start) + repeated_calls(call + p.space(), request, for_grammar) + p.optional(p.literal(SECTION_END)) + p.space()
     if not for_grammar:  # calls in several sections
         calls = p.one_or_more(calls)
     stray = p.eps() if for_grammar else p.zero_or_more(p.space() + p.choice(p.literal(SECTION_END), p.literal(CALL_END)))

@@ -392,7 +392,7 @@ def test_text_between_calls_is_content_and_the_calls_after_it_are_calls(template
     output = "Let me check.\n" + one + "\n\nAnd Lyon too.\n" + one.replace("Paris", "Lyon") + "\nDone."
     got = read(template, reasoning_closed(template) + output, parallel=True)
     assert got["tool_calls"] == [call(city="Paris"), call(city="Lyon")]
-    assert got["content"].split() == "Let me check. And Lyon too. Done.".split()
+    assert " ".join(got["content"].split()) == "Let me check. And Lyon too. Done."
 
 
 def test_a_missing_name_closer_ends_at_the_value_opener() -> None:
@@ -501,6 +501,9 @@ def test_dedicated_formats_drop_end_markers_and_repeated_closers(template: str, 
         ("moonshotai-Kimi-K2.jinja", '<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{"city": Paris}<|tool_call_end|><|tool_calls_section_end|>', '{"city": Paris}'),
         ("deepseek-ai-DeepSeek-V3.1.jinja", '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "Paris",}<｜tool▁call▁end｜><｜tool▁calls▁end｜>', '{"city": "Paris",}'),
         ("Apertus-8B-Instruct.jinja", '<|tools_prefix|>[{"get_weather": {"city": "Paris", "days": 3 days}}]<|tools_suffix|>', '{"city": "Paris", "days": 3 days}'),
+        # the closing brace left out: the arguments end before the marker that ends the call
+        ("moonshotai-Kimi-K2.jinja", '<|tool_calls_section_begin|> <|tool_call_begin|>functions.get_weather:0 <|tool_call_argument_begin|> {"city": "Paris" <|tool_call_end|> <|tool_calls_section_end|>', '{"city": "Paris"'),
+        ("deepseek-ai-DeepSeek-V3.1.jinja", '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "Paris"<｜tool▁call▁end｜><｜tool▁calls▁end｜>', '{"city": "Paris"'),
         # a string left open: the arguments end where the call's closers follow (not in the string)
         ("Qwen-Qwen3-0.6B.jinja", '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris}}\n</tool_call>', '{"city": "Paris}'),
         # no end marker: the call's last brace before the output's end (or its end-of-turn marker)
@@ -529,6 +532,18 @@ def test_json_arguments_that_are_not_json_keep_the_call_as_written(template: str
     from tests.conftest import WEATHER_TOOLS
 
     assert call_problems(outcome.message, WEATHER_TOOLS)
+
+
+def test_an_unclosed_argument_object_keeps_the_next_call() -> None:
+    """The arguments of a call whose closing brace is left out end at its own
+    end marker: the next call is its own (they had been read as one)."""
+    one = '<|tool_call_begin|>functions.get_weather:{i} <|tool_call_argument_begin|> {{"city": "{city}"{brace} <|tool_call_end|> '
+    output = "<|tool_calls_section_begin|> " + one.format(i=0, city="Paris", brace="") + one.format(i=1, city="Lyon", brace="}") + "<|tool_calls_section_end|>"
+    generated = zoo_generated("moonshotai-Kimi-K2.jinja", parallel=True)
+    outcome = generated.parse(output)
+    assert [(c.name, c.arguments) for c in outcome.message.tool_calls] == [("get_weather", '{"city": "Paris"'), ("get_weather", '{"city": "Lyon"}')]
+    deltas, streamed, _ = stream_output(generated, output, 1)
+    assert streamed.message == outcome.message and accumulate(deltas) == outcome.message
 
 
 @pytest.mark.parametrize(
