@@ -8,6 +8,7 @@ from functools import cache
 
 from analysis.generation.generated import Generated
 from analysis.generation.generator import AutoParser
+from analysis.generation.results import ParseOutcome
 from analysis.generation.streaming import stream_output
 from analysis.messages.mapper import accumulate
 from analysis.parsers.request import ChatRequest
@@ -34,6 +35,14 @@ def reasoning_closed(template: str) -> str:
     (``</think>``), for an output that starts with a reply or a call; "" when
     the prompt opens none."""
     return "</think>" if zoo_generated(template).generation_prompt.rstrip().endswith("<think>") else ""
+
+
+def parsed_as_streamed(generated: Generated, output: str, size: int = 1) -> ParseOutcome:
+    """The whole parse of ``output``, checked against its stream in ``size``-character chunks."""
+    outcome = generated.parse(output)
+    deltas, streamed, _ = stream_output(generated, output, size)
+    assert streamed.message == outcome.message and accumulate(deltas) == outcome.message, size
+    return outcome
 
 
 def read(template: str, output: str, tools: bool = True, parallel: bool = False) -> dict:

@@ -19,7 +19,14 @@ from analysis.parsers.builder import turn_end_markers
 from analysis.parsers.request import ChatRequest
 from analysis.template.loading import load_template
 from tests.conftest import ZOO, needs_shared
-from tests.reading import call, read, reasoning_closed, zoo_generated, zoo_parser
+from tests.reading import (
+    call,
+    parsed_as_streamed,
+    read,
+    reasoning_closed,
+    zoo_generated,
+    zoo_parser,
+)
 
 pytestmark = needs_shared
 
@@ -413,12 +420,10 @@ def test_glm_object_arguments_escaped_as_a_json_string() -> None:
         "config": {"type": "object"}, "tags": {"type": "array"}, "note": {"type": "string"}}}}}]
     generated = zoo_parser(GLM).generate(ChatRequest.from_json({"messages": [{"role": "user", "content": "x"}], "tools": tools}))
     output = '<tool_call>configure\n<arg_key>config</arg_key>\n<arg_value>"{\\"a\\": 1}"</arg_value>\n<arg_key>tags</arg_key>\n<arg_value>"[1, 2]"</arg_value>\n<arg_key>note</arg_key>\n<arg_value>"{\\"b\\": 2}"</arg_value>\n</tool_call>'
-    outcome = generated.parse(output)
+    outcome = parsed_as_streamed(generated, output)
     assert outcome.ok
     # the string parameter keeps its text as written
     assert json.loads(outcome.message.tool_calls[0].arguments) == {"config": {"a": 1}, "tags": [1, 2], "note": '"{\\"b\\": 2}"'}
-    deltas, streamed, _ = stream_output(generated, output, 1)
-    assert streamed.message == outcome.message and accumulate(deltas) == outcome.message
 
 
 # -- values read by the tool's schema --------------------------------------------------------
@@ -523,11 +528,9 @@ def test_json_arguments_that_are_not_json_keep_the_call_as_written(template: str
     generated = zoo_generated(template)
     # (DeepSeek V3.1's generation prompt opens <think>: the reasoning ends first)
     text = reasoning_closed(template) + "Checking.\n" + output
-    outcome = generated.parse(text)
+    outcome = parsed_as_streamed(generated, text)
     assert outcome.ok and outcome.message.content == "Checking."
     assert [(c.name, c.arguments) for c in outcome.message.tool_calls] == [("get_weather", arguments)]
-    deltas, streamed, _ = stream_output(generated, text, 1)
-    assert streamed.message == outcome.message and accumulate(deltas) == outcome.message
     from analysis.generation.call_check import call_problems
     from tests.conftest import WEATHER_TOOLS
 
@@ -540,10 +543,8 @@ def test_an_unclosed_argument_object_keeps_the_next_call() -> None:
     one = '<|tool_call_begin|>functions.get_weather:{i} <|tool_call_argument_begin|> {{"city": "{city}"{brace} <|tool_call_end|> '
     output = "<|tool_calls_section_begin|> " + one.format(i=0, city="Paris", brace="") + one.format(i=1, city="Lyon", brace="}") + "<|tool_calls_section_end|>"
     generated = zoo_generated("moonshotai-Kimi-K2.jinja", parallel=True)
-    outcome = generated.parse(output)
+    outcome = parsed_as_streamed(generated, output)
     assert [(c.name, c.arguments) for c in outcome.message.tool_calls] == [("get_weather", '{"city": "Paris"'), ("get_weather", '{"city": "Lyon"}')]
-    deltas, streamed, _ = stream_output(generated, output, 1)
-    assert streamed.message == outcome.message and accumulate(deltas) == outcome.message
 
 
 @pytest.mark.parametrize(
@@ -561,10 +562,8 @@ def test_an_unclosed_argument_object_keeps_the_next_call() -> None:
 )
 def test_json_arguments_that_are_not_json_end_before_the_next_call(template: str, two: str) -> None:
     generated = zoo_generated(template, parallel=True)
-    outcome = generated.parse(two)
+    outcome = parsed_as_streamed(generated, two)
     assert [(c.name, c.arguments) for c in outcome.message.tool_calls] == [("get_weather", '{"days": 007}'), ("get_weather", '{"city": "Lyon"}')]
-    deltas, streamed, _ = stream_output(generated, two, 1)
-    assert streamed.message == outcome.message and accumulate(deltas) == outcome.message
 
 
 def test_a_stream_shows_json_arguments_short_of_where_a_broken_value_would_end_them() -> None:
@@ -709,11 +708,9 @@ def test_dedicated_formats_read_values_by_the_same_coercion(template: str, outpu
     text = output.format(days=days)
     if template == "Kimi-K3.jinja" and not generated.generation_prompt.endswith("<|sep|>"):
         pytest.fail(generated.generation_prompt)
-    outcome = generated.parse(text)
+    outcome = parsed_as_streamed(generated, text)
     assert outcome.ok, outcome.warning
     assert json.loads(outcome.message.tool_calls[0].arguments) == {"city": "Paris", "days": value}
-    deltas, streamed, _ = stream_output(generated, text, 1)
-    assert streamed.message == outcome.message and accumulate(deltas) == outcome.message
 
 
 @pytest.mark.parametrize(
@@ -770,11 +767,9 @@ def test_kimi_k3_names_are_unescaped_as_its_template_escapes_them() -> None:
         '<|open|>tools<|sep|><|open|>call tool="a&amp;b" index="1"<|sep|><|open|>argument key="x&quot;y" type="string"<|sep|>'
         "v &amp; w<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|><|close|>message<|sep|><|end_of_msg|>"
     )
-    outcome = generated.parse(output)
+    outcome = parsed_as_streamed(generated, output)
     # names are attributes (escaped by the template); values are written as they are
     assert [(c.name, json.loads(c.arguments)) for c in outcome.message.tool_calls] == [("a&b", {'x"y': "v &amp; w"})]
-    deltas, streamed, _ = stream_output(generated, output, 1)
-    assert streamed.message == outcome.message and accumulate(deltas) == outcome.message
 
 
 @pytest.mark.parametrize(
