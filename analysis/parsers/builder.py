@@ -764,13 +764,19 @@ def _calls(analysis: TemplateAnalysis, request: ChatRequest, strict: bool = Fals
         # (parsing) a call's closer left out ends where the next call, the section's end or the turn's end follows
         opener = marker(fmt.per_call_start, strict)
         closer = or_left_out(strip_ws(fmt.per_call_end), (strip_ws(fmt.per_call_start), section_end, *stops), strict)
+        # (parsing) the whitespace after the last call belongs to the text after it
+        # ("…</tool_call> Done." keeps its space), so whitespace comes before a call
+        trail = p.space() if strict else p.eps()
         if fmt.tools_array_wrapped:  # each marker pair holds an array of calls
-            one = opener + unit + p.space() + closer + p.space()
+            one = opener + unit + p.space() + closer + trail
         else:  # the call includes its markers (a streamed call is shown once they open it)
-            one = tags.tool(opener + call + p.space() + closer) + p.space()
+            one = tags.tool(opener + call + p.space() + closer) + trail
             if not strict and bare_call_start(analysis):  # "<function=…>" without its "<tool_call>"
-                one = p.choice(one, tags.tool(call + p.space() + p.optional(closer)) + p.space())
-        calls = p.one_or_more(one) if many else one
+                one = p.choice(one, tags.tool(call + p.space() + p.optional(closer)))
+        if strict:
+            calls = p.one_or_more(one) if many else one
+        else:
+            calls = p.one_or_more(p.space() + one)
     elif not strict and bare_json_call_starts(analysis):  # Llama 3 models join calls with ";" too
         calls = p.one_or_more(unit + p.space() + p.optional(p.literal(";") + p.space()))
     else:
@@ -780,7 +786,8 @@ def _calls(analysis: TemplateAnalysis, request: ChatRequest, strict: bool = Fals
         pair = section_pair(analysis)
         if pair and not strict:  # (parsing) the opener's two markers may hold the turn's text
             opener = p.space() + p.literal(pair[0]) + tags.content(p.until(pair[1])) + p.literal(pair[1]) + p.space()
-        calls = opener + calls + or_left_out(section_end, (strip_ws(fmt.section_start), *stops), strict) + p.space()
+        close = or_left_out(section_end, (strip_ws(fmt.section_start), *stops), strict)
+        calls = opener + calls + (close + p.space() if strict else p.space() + close)
         if not strict and strip_ws(fmt.section_start):  # (parsing) calls in several sections
             calls = p.one_or_more(calls)
     return calls

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import needs_shared
-from tests.reading import call, read, zoo_generated
+from tests.reading import call, read, reasoning_closed, zoo_generated
 
 pytestmark = needs_shared
 
@@ -144,12 +144,17 @@ def test_json_literals_in_tagged_values() -> None:
     [
         ("NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use.jinja", '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'),
         ("Qwen3-Coder.jinja", "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>"),
+        ("deepseek-ai-DeepSeek-V3.1.jinja", '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "Paris"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>'),
     ],
 )
 def test_text_before_and_after_the_calls(template: str, written: str) -> None:
-    message = read(template, "Let me check.\n" + written + "\nI will report back.")
+    """The text around the calls, as written: the whitespace on both sides of
+    a call stays with the text ("check.<call> I" is no "check.I")."""
+    before = reasoning_closed(template)  # (DeepSeek V3.1's prompt opens <think>)
+    message = read(template, before + "Let me check.\n" + written + "\nI will report back.")
     assert message["tool_calls"] == [call(city="Paris")] and message["ok"]
-    assert message["content"] == "Let me check.\nI will report back."
+    assert message["content"] == "Let me check.\n\nI will report back."
+    assert read(template, before + "Let me check." + written + " I will report back.")["content"] == "Let me check. I will report back."
 
 
 # -- marker text inside argument values -------------------------------------------------
