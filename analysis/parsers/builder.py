@@ -773,10 +773,7 @@ def _calls(analysis: TemplateAnalysis, request: ChatRequest, strict: bool = Fals
             one = tags.tool(opener + call + p.space() + closer) + trail
             if not strict and bare_call_start(analysis):  # "<function=…>" without its "<tool_call>"
                 one = p.choice(one, tags.tool(call + p.space() + p.optional(closer)))
-        if strict:
-            calls = p.one_or_more(one) if many else one
-        else:
-            calls = p.one_or_more(p.space() + one)
+        calls = (p.one_or_more(one) if many else one) if strict else p.one_or_more(p.space() + one)
     elif not strict and bare_json_call_starts(analysis):  # Llama 3 models join calls with ";" too
         calls = p.one_or_more(unit + p.space() + p.optional(p.literal(";") + p.space()))
     else:
