@@ -159,8 +159,8 @@ def json_arguments(
     options = [parsed, python]
     if follows:
         # to the first place where the call may end: after a brace, or (left out) before a marker
-        closed = p.literal("}") + p.peek(p.space() + p.choice(*(p.literal(f) for f in follows)))
-        call_end = p.choice(closed, p.peek(p.space() + p.choice(*(p.literal(f) for f in markers)))) if markers else closed
+        closed = p.literal("}") + followed_by(follows)
+        call_end = p.choice(closed, followed_by(markers)) if markers else closed
         options.append(p.peek(p.literal("{")) + p.until(*ends, *unclosed_ends) + call_end)
     elif closes is not None:
         piece = p.until("}") + p.literal("}")
@@ -301,10 +301,20 @@ def _content_only(analysis: TemplateAnalysis, stops: Sequence[str] = ()) -> Pars
     return p.choice(wrapped, everything)
 
 
+def followed_by(texts: Sequence[str], space: bool = True) -> Parser:
+    """A look-ahead: one of ``texts`` comes next (after whitespace, with ``space``)."""
+    ahead = p.choice(*(p.literal(t) for t in dict.fromkeys(texts) if t))
+    return p.peek(p.space() + ahead if space else ahead)
+
+
+def _call_closers(fmt: ToolFormatAnalysis) -> list[str]:
+    """The markers that close a call or its section (``</tool_call>``), as written."""
+    return [c for c in dict.fromkeys((strip_ws(fmt.per_call_end), strip_ws(fmt.section_end))) if c]
+
+
 def stray_closers(analysis: TemplateAnalysis) -> Parser:
     """Closers a model repeats after its calls (``</tool_call></tool_call>``): dropped."""
-    fmt = analysis.tools.format
-    closers = [c for c in dict.fromkeys((strip_ws(fmt.per_call_end), strip_ws(fmt.section_end))) if c]
+    closers = _call_closers(analysis.tools.format)
     if not closers:
         return p.eps()
     return p.zero_or_more(p.space() + p.choice(*(p.literal(c) for c in closers)))
@@ -447,11 +457,15 @@ def _json_call_end(fmt: ToolFormatAnalysis) -> str:
     return strip_ws(fmt.per_call_end) or ("]" if fmt.tools_array_wrapped else "") or strip_ws(fmt.section_end)
 
 
+def _closing_braces(order: Sequence[str]) -> int:
+    """How many braces close a JSON call after its last member (a nested call object closes twice)."""
+    return 2 if any("." in f for f in order) else 1
+
+
 def _closings(order: Sequence[str]) -> list[str]:
-    """The spellings of a JSON call's closing braces after its last member (a
-    nested call object closes twice), with the whitespace models put after each."""
-    braces = 2 if any("." in f for f in order) else 1
-    return ["".join("}" + gap for gap in gaps) for gaps in product(("", "\n", " "), repeat=braces)]
+    """The spellings of a JSON call's closing braces after its last member,
+    with the whitespace models put after each."""
+    return ["".join("}" + gap for gap in gaps) for gaps in product(("", "\n", " "), repeat=_closing_braces(order))]
 
 
 def _closed_by_the_end(analysis: TemplateAnalysis, stops: Sequence[str]) -> tuple[Parser, list[str]] | None:
@@ -466,10 +480,9 @@ def _closed_by_the_end(analysis: TemplateAnalysis, stops: Sequence[str]) -> tupl
         return None
     if not fmt.fun_name_is_key and (not order or order[-1] != fmt.args_field):
         return None
-    closings = _closings(order)
-    closing = p.seq(*(p.space() + p.literal("}") for _ in range(closings[0].count("}"))))
+    closing = p.seq(*(p.space() + p.literal("}") for _ in range(_closing_braces(order))))
     after = p.choice(ending(stops), p.space() + p.literal(";")) if bare_json_call_starts(analysis) else ending(stops)
-    return closing + after, [c + stop for c in closings for stop in stops]
+    return closing + after, [c + stop for c in _closings(order) for stop in stops]
 
 
 def _call_id_between(analysis: TemplateAnalysis, strict: bool) -> Parser:
@@ -501,9 +514,9 @@ def _tag_call(analysis: TemplateAnalysis, function: Mapping[str, Any], strict: b
     if cid.pos is CallIdPosition.POST_ARGS and cid.prefix:
         parts.append(p.optional(p.space() + marker(cid.prefix, strict) + tags.tool_id(p.until(strip_ws(cid.suffix) or "\n")) + marker(cid.suffix, strict)))
     function_close = marker(fn.close, strict) if fn.close else p.eps()
-    call_ends = [e for e in dict.fromkeys(map(strip_ws, (fmt.per_call_end, fmt.section_end))) if _markup(e) and e != strip_ws(fn.close)]
+    call_ends = [e for e in _call_closers(fmt) if _markup(e) and e != strip_ws(fn.close)]
     if fn.close and not strict and call_ends:  # (parsing) the function's close left out: the call's closer ends it
-        function_close = p.choice(function_close, p.peek(p.choice(*(p.literal(e) for e in call_ends))))
+        function_close = p.choice(function_close, followed_by(call_ends, space=False))
     parts.append(p.space() + function_close)
     return p.seq(*parts)
 
@@ -613,7 +626,7 @@ def _lenient_tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any]
     # the markers that close the call around the function (</tool_call>): where the
     # function's own close is left out too, a value ends there
     fmt = analysis.tools.format
-    call_ends = [e for e in dict.fromkeys(map(strip_ws, (fmt.per_call_end, fmt.section_end))) if _markup(e) and e not in (value_end, function_close)]
+    call_ends = [e for e in _call_closers(fmt) if _markup(e) and e not in (value_end, function_close)]
     if function_close:
         # the value ends at its closer where the call goes on (another argument
         # or the call's close): "x </parameter> y" inside a value stays text
@@ -639,7 +652,7 @@ def _lenient_tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any]
         name_close = p.choice(name_close, p.space() + p.peek(p.literal(value_opener)))
     string_body = (name_close if value_opener else _exact(a.name_suffix, True)) + value_open + string_value
     typed_head = name_close + (p.optional(marker(a.value_prefix)) if value_opener else marker(a.value_prefix))
-    typed_end = p.peek(p.space() + p.choice(*(p.literal(e) for e in dict.fromkeys(typed_ends) if e)))
+    typed_end = followed_by(typed_ends)
 
     # a name is complete (and shown) once what follows it confirms it: "city" is
     # not a name in "<parameter=city_name>"
@@ -681,6 +694,21 @@ def typed_value(schema: Any, rule: str, end: Parser, text: Parser | None = None,
     return p.tag(TOOL_ARG_TYPED, p.choice(*readings))
 
 
+def quoted_to_next_argument(
+    quote: str, boundaries: Sequence[str], end: Parser, inside: Callable[[Parser], Parser] = lambda x: x, escape: str = ""
+) -> Parser:
+    """A string in ``quote`` (its inside wrapped by ``inside``), followed by
+    ``end``, in a format that writes values between separators (Gemma 4,
+    pythonic calls); one whose closing quote is left out ends before the first
+    of ``boundaries`` (the next argument's name, the call's end).  On partial
+    input, a string is shown short of those boundaries until it closes."""
+    closed = p.literal(quote) + inside(p.until(quote, held=boundaries, escape=escape)) + p.literal(quote) + end
+    if not boundaries:
+        return closed
+    unclosed = p.literal(quote) + inside(p.until(quote, *boundaries, escape=escape)) + followed_by(boundaries, space=False)
+    return p.choice(closed, unclosed)
+
+
 def text_to_next_argument(boundaries: Sequence[str], chars: str) -> Parser:
     """A value as written (a ``TOOL_ARG_RAW`` capture: the text a value that
     fits no reading keeps, for :func:`typed_value`), in a format that writes
@@ -692,7 +720,7 @@ def text_to_next_argument(boundaries: Sequence[str], chars: str) -> Parser:
     run = p.chars(chars, 1, UNBOUNDED)
     if not boundaries:
         return p.tag(TOOL_ARG_RAW, run)
-    to_next = p.until(*boundaries) + p.peek(p.choice(*(p.literal(b) for b in boundaries)))
+    to_next = p.until(*boundaries) + followed_by(boundaries, space=False)
     return p.tag(TOOL_ARG_RAW, p.choice(to_next, run))
 
 
@@ -798,7 +826,7 @@ def or_left_out(closer: str, nexts: Sequence[str], strict: bool) -> Parser:
     follows = [n for n in dict.fromkeys(nexts) if n and n != closer]
     if strict or not closer or not follows:
         return exact
-    return p.choice(exact, p.peek(p.space() + p.choice(*(p.literal(n) for n in follows))))
+    return p.choice(exact, followed_by(follows))
 
 
 def bare_call_start(analysis: TemplateAnalysis) -> str:

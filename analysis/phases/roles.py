@@ -167,8 +167,9 @@ def role_starts(
     return user_start, assistant_start
 
 
-#: an end-of-message marker the template writes after a turn that waits for a tool's result
-_END_OF_MESSAGE = re.compile(r"<\|eom_id\|>")
+#: Llama 3.1's end-of-message marker, which its templates write after a turn
+#: that waits for a tool's result (found by name in the source, not by a probe)
+_END_OF_MESSAGE = "<|eom_id|>"
 
 #: the end-of-sequence token shown to a template that was given none
 _PROBE_EOS = "<eos>"
@@ -203,8 +204,9 @@ def turn_end(prober: Prober, log: PhaseLog, user_start: str) -> tuple[str, ...]:
             found.append(token)
     if real_eos and _is_marker(strip_ws(real_eos)):
         found.append(strip_ws(real_eos))
-    if found:  # (Llama 3.1's turn after a call ends with <|eom_id|>, where one with text ends with <|eot_id|>)
-        found += [m for m in _END_OF_MESSAGE.findall(prober.template.template.source) if m not in found]
+    # (Llama 3.1's turn after a call ends with <|eom_id|>, where one with text ends with <|eot_id|>)
+    if found and _END_OF_MESSAGE in prober.template.template.source:
+        found.append(_END_OF_MESSAGE)
     markers = tuple(dict.fromkeys(found))
     if markers:
         log.cite_source("turn_end", "the markers after an assistant turn's text (and the end-of-sequence token)")

@@ -20,6 +20,7 @@ from analysis.parsers.builder import (
     BuiltParser,
     boilerplate_and_reasoning_start,
     ending,
+    quoted_to_next_argument,
     repeated_calls,
     text_to_next_argument,
     tool_functions,
@@ -131,17 +132,12 @@ def _lenient_value(value: Parser, names: list[str]) -> Parser:
     end = p.peek(p.space() + p.choice(p.literal(","), p.literal("}"), p.literal(CALL_END)))
     boundaries = [f",{gap}{name}:" for name in names for gap in ("", " ")] + ["}" + CALL_END, CALL_END]
     # a string whose closing quote is missing ends where the next argument or the call's end starts
-    # (a stream shows a string short of them until it closes)
     # (the inside is the text, as written: read without a second scan for its quotes)
-    quoted = p.literal(QUOTE) + p.tag(TOOL_ARG_RAW, p.until(QUOTE, held=boundaries if names else [])) + p.literal(QUOTE)
-    if names:
-        inside = p.tag(TOOL_ARG_RAW, p.until(QUOTE, *boundaries))
-        unclosed = p.literal(QUOTE) + inside + p.peek(p.choice(*(p.literal(b) for b in boundaries)))
-        quoted = p.choice(quoted + end, unclosed)
+    quoted = quoted_to_next_argument(QUOTE, boundaries if names else [], end, lambda until: p.tag(TOOL_ARG_RAW, until))
     # (bare text never starts with the quote: a <|"|> string, shown as it came, that never closes breaks the call)
     bare = p.negate(p.literal(QUOTE)) + text_to_next_argument(boundaries if names else [], "[^,}]")
     others = typed_value({}, "gemma-arg", end, bare, own=[p.tag(TOOL_ARG_GEMMA, value)])
-    return p.choice(quoted + end, others)
+    return p.choice(quoted, others)
 
 
 def _call(function: dict[str, Any], value: Parser, lenient: bool = False) -> Parser:

@@ -16,6 +16,7 @@ from analysis.messages.tags import TOOL_ARG, TOOL_ARG_NAME, TOOL_ARG_PY
 from analysis.parsers.builder import (
     argument_set,
     or_left_out,
+    quoted_to_next_argument,
     text_to_next_argument,
     tool_functions,
     turn_end_markers,
@@ -79,18 +80,6 @@ def _call_list(request: ChatRequest, strict: bool, closes: tuple[str, ...] = ())
     return p.literal("[") + p.space() + call + more + p.space() + or_left_out("]", closes, strict)
 
 
-def _string(quote: str, boundaries: list[str], end: Parser) -> Parser:
-    """A Python string in ``quote``, followed by ``end``; one whose closing
-    quote is missing ends before the first of ``boundaries`` (where the next
-    argument or the call's end starts)."""
-    # (one scan for the inside, escapes and all; a stream shows a string short of the boundaries until it closes)
-    closed = p.literal(quote) + p.until(quote, held=boundaries, escape="\\") + p.literal(quote)
-    if not boundaries:
-        return closed
-    unclosed = p.literal(quote) + p.until(quote, *boundaries, escape="\\") + p.peek(p.choice(*(p.literal(b) for b in boundaries)))
-    return p.choice(closed + end, unclosed)
-
-
 def _lenient_value(value: Parser, names: list[str], ends: list[str]) -> Parser:
     """A value as models write it: a string (streamed as it comes), else the
     first that fills the value's place up to the next argument or the call's
@@ -102,8 +91,9 @@ def _lenient_value(value: Parser, names: list[str], ends: list[str]) -> Parser:
     next_name = [p.literal(name) + p.space() + p.literal("=") for name in names]
     end = p.peek(p.space() + p.choice(p.literal(","), p.literal(")"), p.literal("]"), *next_name))
     boundaries = [f",{gap}{name}=" for name in names for gap in ("", " ")] + [")" + e for e in ends]
-    strings = [_string(quote, boundaries if names else [], end) for quote in "'\""]
-    string = p.tag(TOOL_ARG_PY, p.choice(*strings)) + end
+    # (one scan for a string's inside, escapes and all)
+    strings = [quoted_to_next_argument(quote, boundaries if names else [], end, escape="\\") for quote in "'\""]
+    string = p.tag(TOOL_ARG_PY, p.choice(*strings))
     bare = text_to_next_argument(boundaries if names else [], "[^,)]")
     return p.choice(string, typed_value({}, "pythonic-value", end, bare, own=[p.tag(TOOL_ARG_PY, value)]))
 
