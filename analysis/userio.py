@@ -192,23 +192,47 @@ def ensure_writable(path: Path, what: str) -> None:
         raise InputError(f"{path}: cannot write the {what}: permission denied")
 
 
+def _umask() -> int:
+    """The process's umask (read by setting it, then set back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _give_mode(fd: int, existing: os.stat_result | None) -> None:
+    """Give the temporary file ``fd`` (made 0600 by ``mkstemp``) the mode the
+    file it replaces had (and its owner, where this process may), or for a new
+    file the mode the umask gives (0644 under umask 0022)."""
+    if existing is None:
+        os.fchmod(fd, 0o666 & ~_umask())
+        return
+    os.fchmod(fd, stat.S_IMODE(existing.st_mode))
+    if hasattr(os, "fchown") and (existing.st_uid, existing.st_gid) != (os.geteuid(), os.getegid()):
+        try:
+            os.fchown(fd, existing.st_uid, existing.st_gid)
+        except OSError:
+            pass  # (only root may give a file away: the mode is kept all the same)
+
+
 def write_atomic(path: Path, text: str, what: str) -> None:
     """Write ``text`` to ``path`` whole or not at all (a temporary file renamed
     into place), so a failure never leaves half a file.  Only a regular file
     (or a new one) is replaced so: a symbolic link, a FIFO or a device
-    (``/dev/null``) is written into, never replaced by a file."""
+    (``/dev/null``) is written into, never replaced by a file.  The file keeps
+    the mode (and owner) it had; a new one gets the mode the umask gives."""
     try:
-        kind = os.lstat(path).st_mode
+        existing: os.stat_result | None = os.lstat(path)
     except FileNotFoundError:
-        kind = stat.S_IFREG
+        existing = None
     except OSError as exc:
         raise InputError(f"{path}: cannot write the {what} ({exc.strerror})") from None
-    if not stat.S_ISREG(kind):
+    if existing is not None and not stat.S_ISREG(existing.st_mode):
         _write_into(path, text, what)
         return
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent if str(path.parent) else ".")
         try:
+            _give_mode(fd, existing)
             with os.fdopen(fd, "w", encoding="utf-8") as out:
                 out.write(text)
             os.replace(tmp, path)
