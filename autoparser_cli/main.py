@@ -507,7 +507,7 @@ class _DeltaPrinter:
 @app.command()
 @handle_errors
 def check(
-    paths: list[Path] | None = typer.Argument(None, metavar="PATHS", help="Template files or folders (default: the project's templates/)."),
+    paths: list[Path] | None = typer.Argument(None, metavar="PATHS", help="Template files or folders to check (at least one, unless --cases is given)."),
     lock: Path | None = typer.Option(None, "--lock", metavar="FILE", help="Lock file: fail on any change from the recorded analyses."),
     update_lock: bool = typer.Option(False, "--update-lock", help="Write or refresh the --lock file."),
     cases: Path | None = typer.Option(None, "--cases", metavar="FILE", help="JSONL file of expected-parse cases to run."),
@@ -559,7 +559,8 @@ def check(
             console().print(Text(failure.reason))
         for name in report.fixed:
             console().print(Text(f"{name}: listed in --known-failures but passes now (fixed? remove it from the list)", style="green"))
-        console().print(Text(report.summary_line() + (f"; lock file {lock} written" if update_lock else "")))
+        written = f"; lock file {lock} written" if run.lock_written else f"; lock file {lock} left as it was (the run failed)" if update_lock else ""
+        console().print(Text(report.summary_line() + written))
     if report.failed:
         raise typer.Exit(1)
 

@@ -29,6 +29,7 @@ from analysis.export.tokenizer_config import read_response_template
 from analysis.generation.analysis_cache import cached_analysis
 from analysis.generation.generator import AutoParser
 from analysis.phases.result import TemplateAnalysis
+from analysis.probing.caps import chat_template_problem
 from analysis.template.loading import load_template
 from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate, RenderRequest
 from peg.errors import AutoparserError
@@ -173,6 +174,9 @@ def _check_template(path: Path, name: str, round_trip: bool, variant: str | None
             unrenderable = renders_nothing(template)
             if unrenderable:
                 return TemplateCheck(path, name, CheckStatus.FAILED, unrenderable, analysis)
+        no_structure = chat_template_problem(template)  # (an empty or constant file: nothing to check)
+        if no_structure:
+            return TemplateCheck(path, name, CheckStatus.FAILED, no_structure, analysis)
         parser = AutoParser(template, analysis)
         trips = round_trips(parser) if round_trip else ()
         spec = read_response_template(path) if round_trip else None

@@ -23,7 +23,6 @@ from analysis.checks.lock import lock_differences, lock_entry, lock_text, read_l
 from analysis.checks.report import CheckReport
 from analysis.checks.round_trip import ProbeStatus
 from analysis.errors import InputError
-from analysis.template.builtin import templates_dir
 from analysis.userio import ensure_writable, write_atomic
 
 #: ``progress(total, label)``: a context whose value is called once per item done
@@ -50,13 +49,16 @@ class CheckOptions:
 @dataclass(frozen=True)
 class CheckRun:
     """What a run found: the report (its verdict is ``report.failed``), each
-    template's check, the lock drifts by template, the failed cases."""
+    template's check, the lock drifts by template, the failed cases, and
+    whether the lock file was written."""
 
     report: CheckReport
     checks: tuple[TemplateCheck, ...] = ()
     drifted: dict[str, list[str]] = field(default_factory=dict)
     case_failures: tuple[CaseFailure, ...] = ()
     known: dict[str, str] = field(default_factory=dict)
+    #: ``update_lock`` wrote the lock file (it does only when the run passed)
+    lock_written: bool = False
 
 
 def _no_progress(total: int, label: str) -> AbstractContextManager[Callable[[], None]]:
@@ -64,9 +66,9 @@ def _no_progress(total: int, label: str) -> AbstractContextManager[Callable[[], 
 
 
 def run_check(options: CheckOptions, progress: Progress = _no_progress) -> CheckRun:
-    """Check the templates under ``options.paths`` (default: the project's
-    templates, unless only cases are given) and the case file; compare with or
-    write the lock file.  Bad input (a missing path, a bad lock or case file)
+    """Check the templates under ``options.paths`` and the case file; compare
+    with or write the lock file.  Nothing to check (no paths and no case file,
+    or nothing that ``-k`` matches) is bad input.  Bad input (a missing path, a bad lock or case file)
     raises :class:`InputError` before anything runs where it can be known."""
     if options.update_lock and options.lock is None:
         raise InputError("--update-lock needs --lock FILE")
@@ -76,7 +78,9 @@ def run_check(options: CheckOptions, progress: Progress = _no_progress) -> Check
     locked_before = read_lock(options.lock) if options.lock is not None and not options.update_lock else None
     known = read_known_failures(options.known_failures) if options.known_failures is not None else {}
     report = CheckReport(known_failures=known)
-    roots = list(options.paths or ([] if options.cases is not None else [templates_dir()]))
+    if not options.paths and options.cases is None:
+        raise InputError("nothing to check: give template files or folders (PATHS), or a case file (--cases)")
+    roots = list(options.paths)
     found = find_templates(roots) if roots else []
     if roots and not found:
         raise InputError(f"no templates found in {', '.join(str(r) for r in roots)} (.jinja, .gguf, tokenizer_config.json, chat_template.json)")
@@ -93,9 +97,12 @@ def run_check(options: CheckOptions, progress: Progress = _no_progress) -> Check
         report.add_template(result)
         if result.status == CheckStatus.FAILED:
             report.fail("template", result.name, _failure_kind(result), result.reason)
-    drifted = _lock(options, checks, locked_before, report)
     case_failures = _cases(options, report, progress) if options.cases is not None else []
-    return CheckRun(report, tuple(checks), drifted, tuple(case_failures), known)
+    if options.pattern and not checks and not report.cases:
+        raise InputError(f"nothing matches -k {options.pattern!r}: no template name or case id contains it")
+    drifted = _lock(options, checks, locked_before, report)
+    lock_written = options.update_lock and not report.failed
+    return CheckRun(report, tuple(checks), drifted, tuple(case_failures), known, lock_written)
 
 
 def _failure_kind(result: TemplateCheck) -> str:
@@ -111,7 +118,8 @@ def _lock(options: CheckOptions, checks: list[TemplateCheck], locked_before: dic
         return drifted
     current = {c.name: lock_entry(c.analysis) for c in checks if c.analysis is not None}
     if options.update_lock:
-        write_atomic(options.lock, lock_text(current), "lock file")
+        if not report.failed:  # (a failed run leaves the lock file as it was)
+            write_atomic(options.lock, lock_text(current), "lock file")
         return drifted
     locked = locked_before or {}
     if options.shard is not None or options.pattern:  # only what this run checked

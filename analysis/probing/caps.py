@@ -158,15 +158,18 @@ _PROBE_TEXT = "autoparser probe text 7431"
 
 def chat_template_problem(template: ChatTemplate) -> str:
     """Why ``template`` does not look like a chat template ("" when it does):
-    no render of a user message, as a string or as text parts, shows the
-    message's text (an empty file, a model output, a template of another kind)."""
+    no render of a user message, as a string or as text parts, alone or after
+    a system turn (which some templates demand), shows the message's text (an
+    empty file, a constant one, a model output, a template of another kind)."""
+    system = {"role": "system", "content": "Be brief."}
     for content in (_PROBE_TEXT, [{"type": "text", "text": _PROBE_TEXT}]):
-        try:
-            rendered = template.render(RenderRequest([{"role": "user", "content": content}], add_generation_prompt=True))
-        except TemplateRenderError:
-            continue
-        if _PROBE_TEXT in rendered:
-            return ""
+        for before in ([], [system]):
+            try:
+                rendered = template.render(RenderRequest([*before, {"role": "user", "content": content}], add_generation_prompt=True))
+            except TemplateRenderError:
+                continue
+            if _PROBE_TEXT in rendered:
+                return ""
     return (
         "the source does not look like a chat template: no render of a user message shows its text "
         "(an empty file, or a model output?)"

@@ -107,11 +107,6 @@ def test_bad_case_files_name_the_line(tmp_path: Path) -> None:
     assert_clean_error(run_cli("check", "--update-lock"))
 
 
-def test_check_without_paths_checks_the_project_templates() -> None:
-    data = json.loads(run_cli("check", "--json").stdout)
-    assert data["templates"] == len(list(PROJECT_TEMPLATES.rglob("*.jinja")))
-
-
 @pytest.mark.slow
 @needs_shared
 def test_check_on_the_shared_cases_agrees_with_the_conformance_test() -> None:

@@ -65,3 +65,40 @@ def test_export_write_junit_and_lock_files_are_readable_by_others(tmp_path: Path
     result = run_cli("check", str(DEMO), "--junit", str(junit), "--lock", str(lock), "--update-lock")
     assert result.exit_code == 0, result.stderr
     assert _mode(junit) == 0o644 and _mode(lock) == 0o644
+
+
+# --- 2. check passes when it should not; 3. --update-lock after a failed run ------------------
+
+
+@pytest.mark.parametrize("text", ["", "You are a bot.", "{# only a comment #}\n"])
+def test_a_template_that_renders_no_conversation_structure_fails_check(text: str, tmp_path: Path) -> None:
+    path = tmp_path / "constant.jinja"
+    path.write_text(text)
+    result = run_cli("check", str(path), "--json")
+    assert result.exit_code == 1, result.stdout
+    report = json.loads(result.stdout)["results"][0]
+    assert report["status"] == "failed" and "does not look like a chat template" in report["reason"]
+
+
+def test_check_with_nothing_to_check_is_bad_input() -> None:
+    err = assert_clean_error(run_cli("check"))
+    assert "nothing to check" in err and "PATHS" in err
+
+
+def test_check_with_a_pattern_that_matches_nothing_is_bad_input() -> None:
+    err = assert_clean_error(run_cli("check", str(PROJECT_TEMPLATES), "-k", "nomatch"))
+    assert "nothing matches -k 'nomatch'" in err
+    assert run_cli("check", str(PROJECT_TEMPLATES), "-k", "demo").exit_code == 0
+
+
+def test_update_lock_leaves_the_lock_file_when_the_run_fails(tmp_path: Path) -> None:
+    folder = tmp_path / "coll"
+    folder.mkdir()
+    (folder / "demo.jinja").write_text(DEMO.read_text())
+    lock = tmp_path / "check.lock"
+    assert run_cli("check", str(folder), "--lock", str(lock), "--update-lock").exit_code == 0
+    before = lock.read_text()
+    (folder / "broken.jinja").write_text("You are a bot.")
+    result = run_cli("check", str(folder), "--lock", str(lock), "--update-lock", width=200)
+    assert result.exit_code == 1
+    assert lock.read_text() == before and "left as it was" in result.stdout
