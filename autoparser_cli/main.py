@@ -26,6 +26,7 @@ from autoparser_cli.common import (
     write_stdout,
 )
 from autoparser_cli.options import (
+    ParallelToolCallsOpt,
     ReasoningFormatOpt,
     RequestOpt,
     SourceArg,
@@ -259,6 +260,9 @@ def grammar(
     source: Path | None = SourceArg,
     request: Path | None = RequestOpt,
     tools: Path | None = ToolsOpt,
+    reasoning_format: str | None = ReasoningFormatOpt,
+    enable_thinking: bool | None = ThinkingOrRequestOpt,
+    parallel_tool_calls: bool | None = ParallelToolCallsOpt,
     check_output_path: str | None = typer.Option(
         None, "--check", metavar="OUTPUT", help="Model output file (or - for stdin) to test against the grammar."
     ),
@@ -271,7 +275,8 @@ def grammar(
     """Print the GBNF grammar generated for a request, as plain text to copy.
 
     The request is --request's, else one message "Hello" with --tools, else
-    with the built-in weather tool.
+    with the built-in weather tool; --reasoning-format, --enable-thinking and
+    --parallel-tool-calls set the request's own (the same options as parse).
     The lazy flag, triggers and preserved tokens come first as GBNF comments, so
     the whole output is a grammar file. With --check, the built-in matcher runs
     over the part of the output the grammar constrains (from the first trigger
@@ -283,15 +288,11 @@ def grammar(
     """
     from analysis.fixtures import WEATHER_TOOL
     from analysis.generation import auto_parser, check_output
-    from analysis.parsers import ChatRequest
     from analysis.template import load_template
     from autoparser_cli.formatting import grammar_text
 
-    if request is None and tools is None:
-        data: dict[str, Any] = {"messages": default_messages(), "tools": [WEATHER_TOOL]}
-        chat_request = ChatRequest.from_json(data)
-    else:
-        chat_request = _request(request, tools, None, None)
+    default_tools = [WEATHER_TOOL] if request is None and tools is None else None
+    chat_request = _request(request, tools, reasoning_format, enable_thinking, parallel_tool_calls, default_tools)
     loaded = load_template(source_or_default(source), variant, has_tools=chat_request.has_tools)
     generated = auto_parser(loaded).generate(chat_request)
     if check_output_path is not None:
@@ -331,13 +332,21 @@ def _request(
     reasoning_format: str | None,
     enable_thinking: bool | None,
     parallel_tool_calls: bool | None = None,
+    default_tools: list[dict[str, Any]] | None = None,
 ) -> ChatRequest:
+    """The request every command that builds for one reads from the same
+    options: --request's, else one message "Hello" (with ``default_tools``,
+    where the command has a default), then --tools, --reasoning-format,
+    --enable-thinking and --parallel-tool-calls over it."""
     from analysis.parsers import ChatRequest
     from analysis.userio import validate_tools
 
     if request is not None and tools is not None:
         raise fail("give --request or --tools, not both")
-    data = read_json_file(request, "request") if request is not None else {"messages": default_messages()}
+    if request is not None:
+        data = read_json_file(request, "request")
+    else:
+        data = {"messages": default_messages(), **({"tools": default_tools} if default_tools else {})}
     if isinstance(data, dict):
         data = dict(data)
         if tools is not None:
@@ -361,9 +370,7 @@ def parse(
     reasoning_format: str | None = ReasoningFormatOpt,
     enable_thinking: bool | None = ThinkingOrRequestOpt,
     partial: bool = typer.Option(False, "--partial", help="The output is cut short: parse what is there."),
-    parallel_tool_calls: bool | None = typer.Option(
-        None, "--parallel-tool-calls/--no-parallel-tool-calls", help="Allow several tool calls (default: the request's, else off)."
-    ),
+    parallel_tool_calls: bool | None = ParallelToolCallsOpt,
     stream: bool = typer.Option(False, "--stream", help="Feed the output in chunks and print each delta."),
     chunk: int = typer.Option(4, "--chunk", metavar="N", min=1, help="Chunk size in characters for --stream."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON (a message; with --stream, one delta per line)."),

@@ -27,6 +27,12 @@ ThinkingOrRequestOpt = typer.Option(
 )
 
 
+#: whether the request allows several tool calls
+ParallelToolCallsOpt = typer.Option(
+    None, "--parallel-tool-calls/--no-parallel-tool-calls", help="Allow several tool calls (default: the request's, else off)."
+)
+
+
 def _reasoning_format(value: str | None) -> str | None:
     """``--reasoning-format`` checked against its enum at the boundary (a wrong
     one is one line, naming the option), in the enum's spelling."""
@@ -48,4 +54,4 @@ ReasoningFormatOpt = typer.Option(
     help=" | ".join(f.value for f in ReasoningFormat) + " (default: the request's, else auto).",
 )
 
-__all__ = ["ReasoningFormat", "ReasoningFormatOpt", "RequestOpt", "SourceArg", "ThinkingOpt", "ThinkingOrRequestOpt", "ToolsOpt", "VariantOpt"]
+__all__ = ["ParallelToolCallsOpt", "ReasoningFormat", "ReasoningFormatOpt", "RequestOpt", "SourceArg", "ThinkingOpt", "ThinkingOrRequestOpt", "ToolsOpt", "VariantOpt"]

@@ -102,3 +102,21 @@ def test_update_lock_leaves_the_lock_file_when_the_run_fails(tmp_path: Path) -> 
     result = run_cli("check", str(folder), "--lock", str(lock), "--update-lock", width=200)
     assert result.exit_code == 1
     assert lock.read_text() == before and "left as it was" in result.stdout
+
+
+# --- 4. every command that builds for a request takes the same request options ---------------
+
+
+def test_grammar_takes_the_request_options_parse_takes() -> None:
+    template = str(PROJECT_TEMPLATES / "tests" / "tagged_xml.jinja")
+    one = run_cli("grammar", template)
+    several = run_cli("grammar", template, "--parallel-tool-calls")
+    assert one.exit_code == several.exit_code == 0, several.stderr
+    root = [line for line in several.stdout.splitlines() if line.startswith("root ::=")]
+    assert root and root[0].endswith(")+") and root[0] not in one.stdout
+    for option in ("--parallel-tool-calls", "--reasoning-format", "--enable-thinking", "--request", "--tools"):
+        assert option in run_cli("grammar", "--help", width=200).stdout
+        assert option in run_cli("parse", "--help", width=200).stdout
+    for options in (["--no-enable-thinking"], ["--reasoning-format", "none"]):
+        assert run_cli("grammar", template, *options).exit_code == 0
+    assert "--reasoning-format 'x'" in assert_clean_error(run_cli("grammar", template, "--reasoning-format", "x"))
