@@ -618,6 +618,10 @@ def export(
     from autoparser_cli.formatting import readings_table
 
     del export_format  # (one format so far)
+    if output is not None and write is not None:
+        raise fail("give -o FILE or --write MODEL_DIR, not both")
+    if check_only and (output is not None or write is not None):
+        raise fail("--check writes nothing: give it without -o or --write")
     if write is not None:
         config_path(write)  # a folder without a tokenizer_config.json is named before the analysis
         source = source if source is not None else write

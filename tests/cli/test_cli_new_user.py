@@ -120,3 +120,18 @@ def test_grammar_takes_the_request_options_parse_takes() -> None:
     for options in (["--no-enable-thinking"], ["--reasoning-format", "none"]):
         assert run_cli("grammar", template, *options).exit_code == 0
     assert "--reasoning-format 'x'" in assert_clean_error(run_cli("grammar", template, "--reasoning-format", "x"))
+
+
+# --- 5. conflicting options are an error ------------------------------------------------------
+
+
+def test_export_refuses_output_and_write_together(tmp_path: Path) -> None:
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "tokenizer_config.json").write_text(json.dumps({"chat_template": DEMO.read_text()}))
+    out = tmp_path / "spec.json"
+    err = assert_clean_error(run_cli("export", "-o", str(out), "--write", str(folder), "--no-verify"))
+    assert "not both" in err and not out.exists()
+    assert "response_template" not in json.loads((folder / "tokenizer_config.json").read_text())
+    err = assert_clean_error(run_cli("export", str(DEMO), "--check", "-o", str(out)))
+    assert "--check writes nothing" in err
