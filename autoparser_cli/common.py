@@ -31,6 +31,19 @@ def console() -> Console:
     return Console(highlight=False)
 
 
+def show(renderable: Any) -> None:
+    """Print a renderable to stdout; a table's title goes first on a line of
+    its own, never wrapped or cut (in a CI log, 80 columns wide, a title laid
+    out within its table broke mid-word)."""
+    from rich.table import Table
+
+    out = console()
+    if isinstance(renderable, Table) and renderable.title is not None:
+        title, renderable.title = renderable.title, None
+        out.print(title, soft_wrap=True)
+    out.print(renderable)
+
+
 def err_console() -> Console:
     """A console for stderr: errors, notes, hints, progress (made at each use)."""
     from rich.console import Console

@@ -20,6 +20,7 @@ from autoparser_cli.common import (
     handle_errors,
     note,
     parse_kwargs,
+    show,
     read_json_file,
     source_or_default,
     write_excerpt,
@@ -176,7 +177,7 @@ def caps(
     if as_json:
         write_stdout(json.dumps(flags.to_dict(), indent=2) + "\n")
     else:
-        console().print(caps_table(loaded.name, flags))
+        show(caps_table(loaded.name, flags))
 
 
 @app.command()
@@ -244,11 +245,11 @@ def analyze(
         data["generated"] = generated.to_json()
         write_stdout(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
         return
-    console().print(analysis_summary(result, generated))
+    show(analysis_summary(result, generated))
     for table in analysis_tables(result):
-        console().print(table)
+        show(table)
     for renderable in generation_renderables(generated, show_parser or show_all, show_grammar or show_all):
-        console().print(renderable)
+        show(renderable)
     if diffs:
         for comparison in comparisons:
             console().print(comparison_text(comparison))
@@ -557,17 +558,17 @@ def check(
         write_stdout(report.to_json())
     else:
         if checks:
-            console().print(check_table(checks, set(drifted), console().width))
+            show(check_table(checks, set(drifted), console().width))
         for text in check_details(checks, drifted, known):
             console().print(text, soft_wrap=True)  # in full, never cut
         for failure in run.case_failures:
             note = f" (known: {known[failure.case_id]})" if failure.case_id in known else ""
-            console().print(Text(f"{failure.case_id} — {failure.check}{note}", style="yellow" if note else "bold red"))
-            console().print(Text(failure.reason))
+            console().print(Text(f"{failure.case_id} — {failure.check}{note}", style="yellow" if note else "bold red"), soft_wrap=True)
+            console().print(Text(failure.reason), soft_wrap=True)
         for name in report.fixed:
             console().print(Text(f"{name}: listed in --known-failures but passes now (fixed? remove it from the list)", style="green"))
         written = f"; lock file {lock} written" if run.lock_written else f"; lock file {lock} left as it was (the run failed)" if update_lock else ""
-        console().print(Text(report.summary_line() + written))
+        console().print(Text(report.summary_line() + written), soft_wrap=True)  # (one line in a CI log)
     if report.failed:
         raise typer.Exit(1)
 
@@ -637,7 +638,7 @@ def export(
     if check_only:
         if report.unverified:
             raise fail(report.unverified, 1)
-        console().print(readings_table(report.readings))
+        show(readings_table(report.readings))
         if report.differences:
             raise typer.Exit(1)
         return

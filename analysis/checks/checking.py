@@ -74,11 +74,12 @@ class TemplateCheck:
 
     @property
     def summary(self) -> str:
-        """A short status: the degraded phases, or the failure's first words."""
+        """A status: the degraded phases, or the failure with its whole reason
+        (never cut: a CI log is read for it)."""
         if self.status == CheckStatus.DEGRADED and self.analysis is not None:
             return "degraded: " + ", ".join(sorted({d.phase for d in self.analysis.degraded}))
         if self.status == CheckStatus.FAILED:
-            return "failed: " + (self.reason if len(self.reason) <= 90 else self.reason[:87] + "...")
+            return "failed: " + self.reason
         return str(self.status.value)
 
     @property

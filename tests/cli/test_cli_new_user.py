@@ -135,3 +135,32 @@ def test_export_refuses_output_and_write_together(tmp_path: Path) -> None:
     assert "response_template" not in json.loads((folder / "tokenizer_config.json").read_text())
     err = assert_clean_error(run_cli("export", str(DEMO), "--check", "-o", str(out)))
     assert "--check writes nothing" in err
+
+
+# --- 6. piped output (a CI log): titles and summaries on one line, reasons in full -----------
+
+LONG_NAME = "meta-llama-Llama-3.1-8B-Instruct-with-a-name-longer-than-a-log-line.jinja"
+
+
+def test_piped_titles_and_summaries_never_wrap(tmp_path: Path) -> None:
+    template = tmp_path / LONG_NAME
+    template.write_text(DEMO.read_text())
+    for command in ("analyze", "caps"):
+        out = run_cli(command, str(template)).stdout  # (not a terminal: Rich's 80 columns)
+        assert LONG_NAME in out.splitlines()[0], out[:300]
+    broken = tmp_path / ("x" * 90 + ".jinja")
+    broken.write_text("You are a bot.")
+    result = run_cli("check", str(tmp_path), "--lock", str(tmp_path / "a-lock-file-with-a-long-name.lock"), "--update-lock")
+    last = result.stdout.splitlines()[-1]
+    assert last.startswith("2 templates, 0 cases:") and last.endswith("(the run failed)"), result.stdout[-400:]
+
+
+def test_columns_is_honoured_and_a_failure_cell_is_never_cut(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.jinja"
+    broken.write_text("{% if x %}never closed")
+    result = run_cli("check", str(tmp_path), width=250)
+    table = result.stdout.split("broken.jinja\n  failed")[0]  # (the details under the table repeat it)
+    assert "..." not in table and "…" not in table
+    assert "closed is 'if'" in table  # (the reason's last words, in the status cell)
+    wide = run_cli("analyze", str(DEMO), width=250).stdout
+    assert max(len(line) for line in wide.splitlines()) > 80
