@@ -271,13 +271,25 @@ def load_hub(
     return TemplateSource(origin=origin, variants=source.variants, bos_token=source.bos_token, eos_token=source.eos_token)
 
 
+#: a file name's extension (``.jinja``, ``.jinj``, ``.json``), not a version in a
+#: repository's name (``GLM-4.6``, ``Llama-3.2-1B-Instruct``)
+_FILE_EXTENSION = re.compile(r"^\.[A-Za-z]{1,5}$")
+
+
+def _looks_local(path: Path) -> bool:
+    """Whether a missing ``org/name`` is a mistyped local path rather than a
+    Hub repository id: its parent folder exists here, or it ends in a file
+    extension."""
+    return path.parent.is_dir() and str(path.parent) not in ("", ".") or bool(_FILE_EXTENSION.match(path.suffix))
+
+
 def load_source(source: str | Path) -> TemplateSource:
     """Read every template variant from ``source`` (see module docstring): a
     local path, or else a Hub repository id (``org/name[@revision]``)."""
     path = Path(source)
     if not path.exists():
         hub = HUB_REPO.match(str(source))
-        if hub:
+        if hub and not _looks_local(path):
             try:
                 return load_hub(hub["repo"], hub["revision"])
             except TemplateLoadError as exc:  # a mistyped local path reads as a repository id too

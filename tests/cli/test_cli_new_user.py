@@ -164,3 +164,16 @@ def test_columns_is_honoured_and_a_failure_cell_is_never_cut(tmp_path: Path) -> 
     assert "closed is 'if'" in table  # (the reason's last words, in the status cell)
     wide = run_cli("analyze", str(DEMO), width=250).stdout
     assert max(len(line) for line in wide.splitlines()) > 80
+
+
+# --- 7. a mistyped path is named as a missing file, not looked up on the Hub ------------------
+
+
+@pytest.mark.parametrize("typed", ["coll/GLM-4.6.jinj", "elsewhere/GLM-4.6.jinja", "coll/GLM-4.6"])
+def test_a_mistyped_path_says_the_file_does_not_exist(typed: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "coll").mkdir()
+    err = assert_clean_error(run_cli("analyze", typed))
+    assert err == f"error: {typed}: no such file or folder", err
