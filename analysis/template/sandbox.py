@@ -528,11 +528,83 @@ def _nesting_depth(node: nodes.Node, limit: int) -> int:
     return deepest
 
 
-def syntax_column(source: str, line: int | None, message: str = "") -> int | None:
-    """Best-effort column: where the token Jinja names (``unexpected '}'``)
-    stands after the line's first tag opener, else that opener."""
+class _CountingTokens:
+    """The tokens a parser reads, counted (Jinja's tokens carry a line, not a column)."""
+
+    def __init__(self, tokens: Iterator[Any]) -> None:
+        self.tokens = tokens
+        self.read = 0
+
+    def __iter__(self) -> _CountingTokens:
+        return self
+
+    def __next__(self) -> Any:
+        token = next(self.tokens)
+        self.read += 1
+        return token
+
+
+def _failing_offset(env: jinja2.Environment, source: str) -> int | None:
+    """The offset in ``source`` of the token at which Jinja's lexer or parser
+    fails (None: it does not fail, or the place cannot be told): the source
+    is lexed again and each token found in it in turn, and the parser is run
+    over the same tokens, counted, to learn which one it stopped at."""
+    from jinja2.lexer import TokenStream, ignored_tokens
+    from jinja2.parser import Parser
+
+    raw: list[tuple[str, str]] = []
+    lexer_failed = False
+    try:
+        for _, kind, value in env.lexer.tokeniter(source, None):
+            raw.append((kind, value))
+    except jinja2.TemplateSyntaxError:
+        lexer_failed = True
+    offsets, at = [], 0
+    for _, value in raw:
+        found = source.find(value, at)
+        if found < 0:
+            return None
+        offsets.append(found)
+        at = found + len(value)
+    if lexer_failed:  # (the lexer stopped after the last token it read)
+        return at
+    kept = [offset for (kind, _), offset in zip(raw, offsets) if kind not in ignored_tokens]
+    counting = _CountingTokens(env.lexer.wrap(iter(env.lexer.tokeniter(source, None))))
+    parser = Parser(env, source)
+    parser.stream = TokenStream(counting, None, None)
+    try:
+        parser.parse()
+    except jinja2.TemplateSyntaxError:
+        if parser.stream.current.type == "eof":  # (the template ended before a block did)
+            return len(source.rstrip())
+        index = counting.read - 1 - len(parser.stream._pushed)
+        return kept[index] if 0 <= index < len(kept) else None
+    return None
+
+
+def _column_of(source: str, offset: int, line: int) -> int | None:
+    """The 1-based column of ``offset``, if it is on ``line``."""
+    if source.count("\n", 0, offset) + 1 != line:
+        return None
+    return offset - source.rfind("\n", 0, offset)
+
+
+def syntax_column(source: str, line: int | None, message: str = "", env: jinja2.Environment | None = None) -> int | None:
+    """The column of a syntax error on ``line``: given the environment, where
+    the token Jinja failed at stands (its parser is run again over counted
+    tokens); else, or where that cannot be told, where the token Jinja names
+    (``unexpected '}'``) stands after the line's first tag opener, else that
+    opener."""
     if not line:
         return None
+    if env is not None:
+        try:
+            offset = _failing_offset(env, source)
+        except Exception:  # noqa: BLE001 - a best effort: the line's heuristic below
+            offset = None
+        column = _column_of(source, offset, line) if offset is not None else None
+        if column is not None:
+            return column
     lines = source.splitlines()
     if not 0 < line <= len(lines):
         return None
@@ -574,7 +646,7 @@ def compile_template(
         raise
     except jinja2.TemplateSyntaxError as exc:
         raise TemplateSyntaxError(
-            exc.message or "invalid syntax", name, exc.lineno, syntax_column(source, exc.lineno, exc.message or "")
+            exc.message or "invalid syntax", name, exc.lineno, syntax_column(source, exc.lineno, exc.message or "", env)
         ) from None
     except RecursionError:
         raise TemplateSyntaxError("the template nests too deeply to compile", name, None) from None

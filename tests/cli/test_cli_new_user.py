@@ -177,3 +177,23 @@ def test_a_mistyped_path_says_the_file_does_not_exist(typed: str, tmp_path: Path
     (tmp_path / "coll").mkdir()
     err = assert_clean_error(run_cli("analyze", typed))
     assert err == f"error: {typed}: no such file or folder", err
+
+
+# --- 8. errors that point right ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("source", "where"),
+    [
+        ("{{ a }} and {{ b }} some text {% if x }}y{% endif %}", "1:39"),  # the second '}', not the first
+        ("{% for m in messages %}\n  {{ m.content }} {{ m.x | }} \n{% endfor %}", "2:28"),
+        ("{%- if a -%}\n  {{- b -}} {% bad %}\n{%- endif %}", "2:16"),
+        ("{% if x %}never closed", "1:23"),
+        ("Hi {{ m.content }", "1:17"),
+    ],
+)
+def test_a_syntax_error_points_at_the_token_the_parser_stopped_at(source: str, where: str, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jinja"
+    bad.write_text(source)
+    err = assert_clean_error(run_cli("analyze", str(bad)))
+    assert f"bad.jinja:{where}: template syntax error" in err, err
