@@ -22,8 +22,9 @@ class Trigger:
 @dataclass(frozen=True)
 class ParseOutcome:
     """A parsed message; ``ok`` is False when the output did not fit the format
-    (the message then holds the whole output as content and ``warning`` says
-    where parsing stopped)."""
+    (the message then holds the output as content) or ended inside a tool call
+    (``need_more``: the calls before it are kept); ``warning`` says where
+    parsing stopped."""
 
     message: Message
     ok: bool

@@ -30,8 +30,10 @@ class _Walker:
     def __init__(self, handle: BinaryIO, size: int, path: Path) -> None:
         self.handle, self.size, self.path = handle, size, path
 
-    def fail(self, what: str) -> TemplateLoadError:
-        return TemplateLoadError(f"{self.path}: not a GGUF file we can read: {what} (at byte {self.handle.tell():,})")
+    def fail(self, what: str, at: int | None = None) -> TemplateLoadError:
+        """The error for what is wrong at byte ``at`` (default: where reading is)."""
+        at = self.handle.tell() if at is None else at
+        return TemplateLoadError(f"{self.path}: not a GGUF file we can read: {what} (at byte {at:,})")
 
     def left(self) -> int:
         return self.size - self.handle.tell()
@@ -89,10 +91,10 @@ def check_gguf_layout(path: Path) -> None:
     with path.open("rb") as handle:
         walker = _Walker(handle, size, path)
         if walker.read(4) != b"GGUF":
-            raise walker.fail("no GGUF magic")
+            raise walker.fail("no GGUF magic", at=0)  # (the first 4 bytes)
         version = walker.u32()
         if version not in (2, 3):
-            raise walker.fail(f"GGUF version {version} (2 and 3 are read)")
+            raise walker.fail(f"GGUF version {version} (2 and 3 are read)", at=4)
         tensors, pairs = walker.u64(), walker.u64()
         walker.need(pairs, 8 + 4 + 1, "the metadata")
         for _ in range(pairs):

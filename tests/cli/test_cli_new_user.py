@@ -197,3 +197,37 @@ def test_a_syntax_error_points_at_the_token_the_parser_stopped_at(source: str, w
     bad.write_text(source)
     err = assert_clean_error(run_cli("analyze", str(bad)))
     assert f"bad.jinja:{where}: template syntax error" in err, err
+
+
+def test_the_gguf_magic_is_reported_at_byte_zero(tmp_path: Path) -> None:
+    path = tmp_path / "model.gguf"
+    path.write_bytes(b"GGML" + b"\0" * 64)
+    err = assert_clean_error(run_cli("caps", str(path)))
+    assert "no GGUF magic (at byte 0)" in err, err
+    path.write_bytes(b"GGUF" + (9).to_bytes(4, "little") + b"\0" * 64)
+    assert "GGUF version 9 (2 and 3 are read) (at byte 4)" in assert_clean_error(run_cli("caps", str(path)))
+
+
+TAGGED = str(PROJECT_TEMPLATES / "tests" / "tagged_xml.jinja")
+TOOLS = str(Path(__file__).parents[2] / "examples" / "tools.json")
+
+
+def _parse(tmp_path: Path, output: str):
+    path = tmp_path / "out.txt"
+    path.write_text(output)
+    return run_cli("parse", "--template", TAGGED, "--tools", TOOLS, str(path), "--json")
+
+
+def test_parse_help_says_what_exit_1_keeps_and_each_case_keeps_it(tmp_path: Path) -> None:
+    help_text = " ".join(run_cli("parse", "--help", width=200).stdout.split())
+    assert "everything as content" not in help_text
+    assert "the calls before it are kept" in help_text and "the call is kept as written" in help_text
+    call = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>"
+    # a call whose arguments do not fit the schema: exit 1, the call kept
+    wrong = _parse(tmp_path, call.replace("<parameter=city>\nParis", "<parameter=unit>\nkelvin"))
+    assert wrong.exit_code == 1 and json.loads(wrong.stdout)["tool_calls"][0]["function"]["name"] == "get_weather"
+    # cut inside a second call: exit 1, the first call kept
+    cut = _parse(tmp_path, call + "\n<tool_call>\n<function=get_weather>\n<parameter=city>\nLon")
+    first = json.loads(cut.stdout)["tool_calls"][0]["function"]
+    assert cut.exit_code == 1 and json.loads(first["arguments"]) == {"city": "Paris"}, cut.stdout
+    assert "ends inside a tool call" in cut.stderr
