@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import functools
 import sys
@@ -96,21 +97,31 @@ def render(
         help="A built-in one-exchange conversation: " + " | ".join([*SCENARIOS, "all"]) + " (instead of --messages).",
     ),
     variant: str | None = VariantOpt,
+    bos_token: str | None = typer.Option(None, "--bos-token", metavar="TEXT", help="bos_token (default: the source's; a .jinja file has none)."),
+    eos_token: str | None = typer.Option(None, "--eos-token", metavar="TEXT", help="eos_token (default: the source's; a .jinja file has none)."),
+    adapt: bool = typer.Option(
+        False, "--adapt", help="When the template rejects --messages, adapt them to its capabilities and render again."
+    ),
 ) -> None:
     """Render a template with a conversation and print the prompt exactly.
 
     Without --messages or --scenario: a built-in conversation with a tool call.
-    When the template rejects the conversation, it is adapted to the template's
-    capabilities (system turn merged into the first user turn, ...) and rendered
-    again; stderr says so, with the template's own error.
+    --messages render exactly as given: a template that rejects them is an
+    error with the template's own message, unless --adapt is given. The
+    built-in conversations (and --messages with --adapt), when the template
+    rejects them, are adapted to the template's capabilities (system turn
+    merged into the first user turn, ...) and rendered again; stderr says so,
+    with the template's own error.
 
     Example: autoparser render templates/demo.jinja --scenario all
     """
     from analysis.fixtures import FULL_CONVERSATION, WEATHER_TOOL
     from analysis.probing import render_adapted
-    from analysis.template import ChatTemplate, RenderRequest, load_template
+    from analysis.template import RENDER_ARGUMENTS, ChatTemplate, RenderRequest, load_template
     from analysis.userio import validate_tools
 
+    if adapt and messages is None:
+        raise fail("--adapt is for --messages (the built-in conversations are adapted anyway)")
     if scenario is not None and messages is not None:
         raise fail("give --messages or --scenario, not both")
     if scenario is not None and scenario != "all" and scenario not in SCENARIOS:
@@ -126,25 +137,53 @@ def render(
 
         msgs = validate_messages(msgs, str(messages))
     loaded = load_template(source_or_default(source), variant, has_tools=bool(tool_list))
+    tokens = {k: v for k, v in (("bos_token", bos_token), ("eos_token", eos_token)) if v is not None}
+    loaded = dataclasses.replace(loaded, **tokens)
     template = ChatTemplate(loaded)
+    extra = parse_kwargs(kwarg)
+    reserved = sorted(set(extra) & RENDER_ARGUMENTS)
+    if reserved:
+        raise fail(f"--kwarg {reserved[0]}: that is a render argument, given by its own option (--messages, --tools, ...)")
+    exact = messages is not None and not adapt  # (the user's own conversation, as given)
     names = list(SCENARIOS) if scenario == "all" else [scenario] if scenario else [None]
     texts = []
     for name in names:
         conversation = SCENARIOS[name] if name else msgs
         label = f"scenario {name}: " if name else ""
-        text = render_adapted(
-            template,
-            RenderRequest(
-                messages=conversation,
-                tools=tool_list,
-                add_generation_prompt=add_generation_prompt,
-                enable_thinking=enable_thinking,
-                extra=parse_kwargs(kwarg),
-            ),
-            on_adapt=functools.partial(_adapted_note, label),
+        render_request = RenderRequest(
+            messages=conversation,
+            tools=tool_list,
+            add_generation_prompt=add_generation_prompt,
+            enable_thinking=enable_thinking,
+            extra=extra,
         )
+        if exact:
+            text = template.render(render_request)
+        else:
+            text = render_adapted(template, render_request, on_adapt=functools.partial(_adapted_note, label))
         texts.append(f"── {name} ──\n{text}\n" if scenario == "all" else text)
     write_stdout("".join(texts))
+    unset = [name for name in ("bos_token", "eos_token") if not getattr(loaded, name)]
+    if unset:
+        read = _tokens_read(template, unset, RenderRequest(conversation, tool_list, add_generation_prompt, enable_thinking, extra))
+        if read:
+            names = " and ".join(read)
+            options = ", ".join("--" + name.replace("_", "-") for name in read)
+            note(f"the template writes {names}, which the source does not give: rendered empty (give {options})")
+
+
+def _tokens_read(template: Any, names: list[str], request: Any) -> list[str]:
+    """Which of ``names`` (bos_token, eos_token) the template writes into this
+    render: those whose stand-in value shows in a render made with it."""
+    from analysis.errors import TemplateRenderError
+    from analysis.probing import render_adapted
+
+    marks = {name: f"\x00{name}\x00" for name in names}
+    try:  # (adapted where the template rejects it: only what it writes is asked)
+        probe = render_adapted(template, dataclasses.replace(request, extra={**request.extra, **marks}))
+    except TemplateRenderError:
+        return []
+    return [name for name, mark in marks.items() if mark in probe]
 
 
 def _adapted_note(label: str, error: str) -> None:

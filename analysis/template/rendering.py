@@ -27,6 +27,13 @@ from analysis.template.sandbox import RenderLimits
 FROZEN_CLOCK: Callable[[], datetime] = lambda: datetime(2026, 1, 1, 12, 0, 0)  # noqa: E731
 
 
+#: the variables a render request sets itself: an extra variable of one of
+#: these names would replace the request's own
+RENDER_ARGUMENTS = frozenset(
+    {"messages", "tools", "add_generation_prompt", "enable_thinking", "bos_token", "eos_token"}
+)
+
+
 @dataclass(frozen=True)
 class RenderRequest:
     """The variables a chat template is rendered with."""

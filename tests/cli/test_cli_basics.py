@@ -48,7 +48,7 @@ def test_render_default_demo_and_variables(tmp_path: Path) -> None:
     assert result.stdout == "42-True-4"
 
 
-def test_render_polyfills_system_role_for_templates_without_it(tmp_path: Path) -> None:
+def test_render_adapt_polyfills_system_role_for_templates_without_it(tmp_path: Path) -> None:
     template = tmp_path / "nosys.jinja"
     template.write_text(
         "{% if messages[0].role == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}"
@@ -56,7 +56,7 @@ def test_render_polyfills_system_role_for_templates_without_it(tmp_path: Path) -
     )
     messages = tmp_path / "m.json"
     messages.write_text(json.dumps([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]))
-    result = run_cli("render", str(template), "--messages", str(messages))
+    result = run_cli("render", str(template), "--messages", str(messages), "--adapt")
     assert result.exit_code == 0, result.stderr
     assert result.stdout == "<user>Be brief.\n\nHi"
 

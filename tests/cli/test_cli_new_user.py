@@ -231,3 +231,55 @@ def test_parse_help_says_what_exit_1_keeps_and_each_case_keeps_it(tmp_path: Path
     first = json.loads(cut.stdout)["tool_calls"][0]["function"]
     assert cut.exit_code == 1 and json.loads(first["arguments"]) == {"city": "Paris"}, cut.stdout
     assert "ends inside a tool call" in cut.stderr
+
+
+# --- 9. render shows exactly what the template does; 10. bos/eos; 13. --kwarg ----------------
+
+NO_SYSTEM = (
+    "{% if messages[0].role == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}"
+    "{{ bos_token }}{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}"
+)
+
+
+def test_render_messages_shows_the_templates_error_unless_adapt(tmp_path: Path) -> None:
+    path = tmp_path / "nosys.jinja"
+    path.write_text(NO_SYSTEM)
+    messages = tmp_path / "m.json"
+    messages.write_text(json.dumps([{"role": "system", "content": "S"}, {"role": "user", "content": "U"}]))
+    err = assert_clean_error(run_cli("render", str(path), "--messages", str(messages)))
+    assert "System role not supported" in err
+    adapted = run_cli("render", str(path), "--messages", str(messages), "--adapt")
+    assert adapted.exit_code == 0 and adapted.stdout.startswith("<user>") and "adapted" in adapted.stderr
+    assert "--adapt is for --messages" in assert_clean_error(run_cli("render", str(path), "--adapt"))
+
+
+def test_render_messages_never_merges_two_user_turns(tmp_path: Path) -> None:
+    path = tmp_path / "alternate.jinja"
+    path.write_text(
+        "{% for m in messages %}{% if (m.role == 'user') != (loop.index0 % 2 == 0) %}"
+        "{{ raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}{% endif %}"
+        "<{{ m.role }}>{{ m.content }}{% endfor %}"
+    )
+    messages = tmp_path / "m.json"
+    messages.write_text(json.dumps([{"role": "user", "content": "A"}, {"role": "user", "content": "B"}]))
+    err = assert_clean_error(run_cli("render", str(path), "--messages", str(messages)))
+    assert "roles must alternate" in err
+
+
+def test_render_says_when_bos_token_is_empty_and_takes_it(tmp_path: Path) -> None:
+    path = tmp_path / "bos.jinja"
+    path.write_text(NO_SYSTEM)
+    bare = run_cli("render", str(path))
+    assert bare.exit_code == 0 and "bos_token" in bare.stderr and "--bos-token" in bare.stderr
+    given = run_cli("render", str(path), "--bos-token", "<s>", "--eos-token", "</s>")
+    assert given.exit_code == 0 and given.stdout.startswith("<s><user>") and "bos_token" not in given.stderr
+    plain = tmp_path / "plain.jinja"
+    plain.write_text("{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}")
+    assert "bos_token" not in run_cli("render", str(plain)).stderr  # (a template that writes none: no note)
+
+
+@pytest.mark.parametrize("name", ["messages", "tools", "add_generation_prompt", "bos_token"])
+def test_render_refuses_a_kwarg_that_names_a_render_argument(name: str) -> None:
+    err = assert_clean_error(run_cli("render", str(DEMO), "--kwarg", f"{name}=x"))
+    assert f"--kwarg {name}" in err and "render argument" in err
+    assert run_cli("render", str(DEMO), "--kwarg", "custom_flag=true").exit_code == 0
