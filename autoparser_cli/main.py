@@ -21,8 +21,8 @@ from autoparser_cli.common import (
     handle_errors,
     note,
     parse_kwargs,
-    show,
     read_json_file,
+    show,
     source_or_default,
     write_excerpt,
     write_stdout,
@@ -137,8 +137,11 @@ def render(
 
         msgs = validate_messages(msgs, str(messages))
     loaded = load_template(source_or_default(source), variant, has_tools=bool(tool_list))
-    tokens = {k: v for k, v in (("bos_token", bos_token), ("eos_token", eos_token)) if v is not None}
-    loaded = dataclasses.replace(loaded, **tokens)
+    loaded = dataclasses.replace(
+        loaded,
+        bos_token=loaded.bos_token if bos_token is None else bos_token,
+        eos_token=loaded.eos_token if eos_token is None else eos_token,
+    )
     template = ChatTemplate(loaded)
     extra = parse_kwargs(kwarg)
     reserved = sorted(set(extra) & RENDER_ARGUMENTS)
@@ -167,9 +170,8 @@ def render(
     if unset:
         read = _tokens_read(template, unset, RenderRequest(conversation, tool_list, add_generation_prompt, enable_thinking, extra))
         if read:
-            names = " and ".join(read)
             options = ", ".join("--" + name.replace("_", "-") for name in read)
-            note(f"the template writes {names}, which the source does not give: rendered empty (give {options})")
+            note(f"the template writes {' and '.join(read)}, which the source does not give: rendered empty (give {options})")
 
 
 def _tokens_read(template: Any, names: list[str], request: Any) -> list[str]:

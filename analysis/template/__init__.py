@@ -12,7 +12,12 @@ from analysis._lazy import lazy_getattr
 if TYPE_CHECKING:
     from analysis.template.builtin import demo_template_path, templates_dir
     from analysis.template.loading import LoadedTemplate, load_template, read_json
-    from analysis.template.rendering import FROZEN_CLOCK, RENDER_ARGUMENTS, ChatTemplate, RenderRequest
+    from analysis.template.rendering import (
+        FROZEN_CLOCK,
+        RENDER_ARGUMENTS,
+        ChatTemplate,
+        RenderRequest,
+    )
     from analysis.template.sandbox import RenderLimits, compile_template
 
 _EXPORTS = {

@@ -280,7 +280,7 @@ def _looks_local(path: Path) -> bool:
     """Whether a missing ``org/name`` is a mistyped local path rather than a
     Hub repository id: its parent folder exists here, or it ends in a file
     extension."""
-    return path.parent.is_dir() and str(path.parent) not in ("", ".") or bool(_FILE_EXTENSION.match(path.suffix))
+    return (path.parent.is_dir() and str(path.parent) not in ("", ".")) or bool(_FILE_EXTENSION.match(path.suffix))
 
 
 def load_source(source: str | Path) -> TemplateSource:

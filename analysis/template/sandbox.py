@@ -568,7 +568,7 @@ def _failing_offset(env: jinja2.Environment, source: str) -> int | None:
         at = found + len(value)
     if lexer_failed:  # (the lexer stopped after the last token it read)
         return at
-    kept = [offset for (kind, _), offset in zip(raw, offsets) if kind not in ignored_tokens]
+    kept = [offset for (kind, _), offset in zip(raw, offsets, strict=True) if kind not in ignored_tokens]
     counting = _CountingTokens(env.lexer.wrap(iter(env.lexer.tokeniter(source, None))))
     parser = Parser(env, source)
     parser.stream = TokenStream(counting, None, None)
