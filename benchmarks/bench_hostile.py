@@ -7,7 +7,7 @@ Then the sandbox escapes and repr payloads of ``tests/analysis/template/test_san
 through ``render`` (nothing runs, nothing leaks), bad files and arguments
 (FIFOs, devices, a hostile GGUF, wrong requests, limits: one line, exit 2),
 fuzzed outputs (parsed whole and streamed), four concurrent ``check`` runs on
-one cache, and big inputs (timed); the last line counts the failures.
+one cache, Ctrl-C during a parallel ``check`` (timed), and big inputs (timed); the last line counts the failures.
 
     python benchmarks/bench_hostile.py            # from the checkout, venv active
 """
@@ -55,7 +55,7 @@ def main() -> None:
             worst_time, worst_mem = max(worst_time, wall), max(worst_mem, peak_kb / 1024)
             print(f"{name:<18} {code:>4} {wall:7.2f} {peak_kb / 1024:8.0f} {lines:>5}  {message}")
         print(f"worst: {worst_time:.2f} s wall, {worst_mem:.0f} MB peak")
-        failures = _escapes(command, Path(tmp)) + _bad_inputs(command, Path(tmp)) + _fuzzed_outputs() + _concurrency(command, Path(tmp))
+        failures = _escapes(command, Path(tmp)) + _bad_inputs(command, Path(tmp)) + _fuzzed_outputs() + _concurrency(command, Path(tmp)) + _interrupt(command, Path(tmp))
         _big_inputs(command, Path(tmp))
         print(f"{failures} failures (a failure: not one line with exit 2, a traceback, or a run past its limit)")
 
@@ -197,6 +197,28 @@ def _concurrency(command: str, tmp: Path) -> int:
     failures = sum(run.returncode != 0 for run in runs) + (len(summaries) != 1)
     print(f"\n4 concurrent check runs on one cache: {time.monotonic() - start:.1f} s, exit codes {[r.returncode for r in runs]}, passed {sorted(summaries)}")
     return failures
+
+
+def _interrupt(command: str, tmp: Path) -> int:
+    """Ctrl-C (SIGINT to the process group) during ``check --jobs 2`` of
+    templates that render until their CPU limit: the seconds to exit 130
+    (a failure past 1 s; the test checks the exit, not the time)."""
+    import os
+    import signal
+
+    folder = tmp / "interrupted"
+    folder.mkdir()
+    for i in range(6):
+        (folder / f"slow{i}.jinja").write_text("{% for a in range(900) %}{% for b in range(900) %}{% for c in range(900) %}{% endfor %}{% endfor %}{% endfor %}")
+    env = dict(os.environ, AUTOPARSER_NO_CACHE="1", AUTOPARSER_CPU_S="5", AUTOPARSER_TEMPLATE_CPU_S="30")
+    process = subprocess.Popen([command, "check", str(folder), "--jobs", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True)
+    time.sleep(1.5)
+    os.killpg(process.pid, signal.SIGINT)
+    start = time.monotonic()
+    process.communicate(timeout=30)
+    seconds = time.monotonic() - start
+    print(f"\nCtrl-C during check --jobs 2: exit {process.returncode} after {seconds:.2f} s")
+    return int(process.returncode != 130 or seconds > 1.0)
 
 
 if __name__ == "__main__":
