@@ -122,8 +122,9 @@ def test_raise_exception_carries_message_and_line() -> None:
 def test_syntax_error_reports_line_and_column() -> None:
     with pytest.raises(TemplateSyntaxError) as info:
         _template("ok\nok\n  {% if x %}\nno end")
-    # the template ends inside the {% if %}: jinja2 reports the end (line 4, column 1)
-    assert (info.value.line, info.value.column) == (4, 1)
+    # the template ends inside the {% if %}: jinja2 reports the end's line, and
+    # the column is where the template ends (just after "no end")
+    assert (info.value.line, info.value.column) == (4, 7)
     assert "'endif'" in str(info.value)
 
 
