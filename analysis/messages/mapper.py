@@ -234,7 +234,8 @@ def _call(node: TagNode, hooks: OutputHooks, final: bool, cache: Decoded | None 
     names = node.find(TOOL_NAME)
     if not names or not names[0].complete:
         return None  # arguments wait until the name is known
-    ids = [n.text.strip(_WS) for n in node.find(TOOL_ID) if n.complete]
+    ids = [n.text.strip(_WS) for n in node.find(TOOL_ID) if n.complete or final]  # (a cut id, as written)
+    ids = [i for i in ids if i]
     raw = node.find(TOOL_ARGS)
     python = raw[0].find(TOOL_ARG_PY) if raw else []
     if python:  # arguments in Python spelling ({'city': 'Paris'}, as {{ arguments }} renders a dict)

@@ -13,7 +13,7 @@ import pytest
 
 from analysis.userio import write_atomic
 from tests.cli_helpers import assert_clean_error, run_cli
-from tests.conftest import PROJECT_TEMPLATES
+from tests.conftest import PROJECT_TEMPLATES, ZOO, needs_shared
 
 DEMO = PROJECT_TEMPLATES / "demo.jinja"
 
@@ -283,3 +283,25 @@ def test_render_refuses_a_kwarg_that_names_a_render_argument(name: str) -> None:
     err = assert_clean_error(run_cli("render", str(DEMO), "--kwarg", f"{name}=x"))
     assert f"--kwarg {name}" in err and "render argument" in err
     assert run_cli("render", str(DEMO), "--kwarg", "custom_flag=true").exit_code == 0
+
+
+# --- 12. a finished parse keeps every character that is not structure ------------------------
+
+
+@needs_shared
+@pytest.mark.parametrize(
+    ("template", "output", "kept"),
+    [
+        # cut off after the call id: the id is the model's, as written
+        ("Mistral-Small-3.2-24B-Instruct-2506.jinja", "[TOOL_CALLS]g[CALL_ID]qxfvnzjkh", "qxfvnzjkh"),
+        # a channel harmony does not define: the message as written
+        ("openai-gpt-oss-120b.jinja", "<|channel|>qxwddczrp<|message|>", "qxwddczrp"),
+    ],
+)
+def test_a_finished_parse_keeps_every_character_that_is_not_structure(template: str, output: str, kept: str, tmp_path: Path) -> None:
+    path = tmp_path / "out.txt"
+    path.write_text(output)
+    for stream in ([], ["--stream"]):
+        result = run_cli("parse", "--template", str(ZOO / template), "--tools", TOOLS, str(path), "--json", *stream)
+        message = json.loads(result.stdout.splitlines()[-1])
+        assert kept in json.dumps(message), (stream, result.stdout)

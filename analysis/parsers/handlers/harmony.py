@@ -4,7 +4,8 @@
 
 The ``analysis`` channel is reasoning, ``final`` and ``commentary`` are content,
 a message to ``functions.NAME`` is a call whose body is its JSON arguments, and
-messages to other recipients (``python``, ``container.exec``) are dropped.  The
+messages to other recipients (``python``, ``container.exec``) are dropped.
+A message on a channel harmony does not define is content, header and all.  The
 last channel named in a header decides (``commentary to=assistant<|channel|>analysis``
 is reasoning).  A truncated output such as a lone ``<|channel|>`` parses as
 an incomplete header.
@@ -132,6 +133,9 @@ TRIGGERS = (
 TRIGGER_WORD = " to=functions."
 
 
+#: the channels harmony defines (a message on another is kept as written)
+CHANNELS = ("analysis", "commentary", "final")
+
 #: harmony's special tokens (the markers above combine them with channel names and text)
 TOKENS = ("<|channel|>", "<|constrain|>", "<|message|>", "<|start|>", "<|end|>")
 
@@ -150,6 +154,8 @@ def route(message: TagNode, keep_reasoning_in_content: bool) -> Route:
         if message.name == HARMONY_MSG_RAW or keep_reasoning_in_content:
             return Route(CONTENT, message if body is not None else None)  # markup and all
         return Route(REASONING, body)
+    if channels and channels[-1] not in CHANNELS:
+        return Route(CONTENT, message if body is not None else None)  # an unknown channel: not structure, kept as written
     return Route(CONTENT, body)
 
 
