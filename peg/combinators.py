@@ -134,12 +134,26 @@ class Until(Parser):
     #: a character after which the next one is never a delimiter (a string's
     #: backslash); one followed by a newline, or by nothing on final input, ends the text
     escape: str = ""
+    #: what must read from a delimiter for the text to end there: the text ends
+    #: at the first delimiter from which ``then`` matches (a look-ahead), not at
+    #: the first one found (a closer quoted inside a value is the value's text).
+    #: None: the first delimiter.
+    then: Parser | None = None
+    #: on partial input, a delimiter from which ``then`` ran out of input before
+    #: it was decided: True ends the text there for now (what follows is read as
+    #: what ``then`` starts, a call shown as it is written); False holds the
+    #: text from it until more input decides
+    tentative: bool = False
+
+    def children(self) -> tuple[Parser, ...]:
+        return (self.then,) if self.then is not None else ()
 
     def dump(self) -> str:
         stops = f"; stops: {' | '.join(self.stops)}" if self.stops else ""
         held = f"; held: {' | '.join(self.held)}" if self.held else ""
         escape = f"; escape: {self.escape}" if self.escape else ""
-        return f"Until({' | '.join(self.delimiters)}{stops}{held}{escape})"
+        then = f"; {'tentatively ' if self.tentative else ''}then: {_name_of(self.then)}" if self.then is not None else ""
+        return f"Until({' | '.join(self.delimiters)}{stops}{held}{escape}{then})"
 
 
 @dataclass(frozen=True, eq=False)
@@ -273,6 +287,15 @@ class Ref(Parser):
         return f"Ref({self.rule.name})"
 
 
+def _name_of(node: Parser) -> str:
+    """A rule by its name (its body prints where it is defined), else the node's dump."""
+    if isinstance(node, Rule):
+        return node.name
+    if isinstance(node, Ref):
+        return node.rule.name
+    return node.dump()
+
+
 def _bound(n: int) -> str:
     return "unbounded" if n == UNBOUNDED else str(n)
 
@@ -327,16 +350,26 @@ def one_or_more(item: Parser) -> Parser:
     return Repetition(item, 1, UNBOUNDED)
 
 
-def until(*delimiters: str, stops: tuple[str, ...] = (), held: Iterable[str] = (), escape: str = "") -> Parser:
+def until(
+    *delimiters: str,
+    stops: tuple[str, ...] = (),
+    held: Iterable[str] = (),
+    escape: str = "",
+    then: Parser | None = None,
+    tentative: bool = False,
+) -> Parser:
     """Everything up to the first of ``delimiters``: ``(!d1 !d2 .)*`` (empty
     ones are ignored; on partial input, text that may begin a delimiter waits,
     and so does text from the first of ``held`` on: see :class:`Until`).
     Where no delimiter follows, the text ends before a trailing run of
     ``stops`` (end-of-turn markers a parser drops; a grammar reads none).
     With ``escape`` (one character), the inside of a quoted string:
-    ``(!d1 !d2 !e . | e [^\n])*``, scanned in one pass."""
+    ``(!d1 !d2 !e . | e [^\n])*``, scanned in one pass.  With ``then``, up to
+    the first delimiter from which ``then`` reads: ``(!(d1 &then) !(d2 &then) .)*``
+    (a grammar writes it as without: look-aheads constrain nothing); on
+    partial input, see :attr:`Until.tentative`."""
     assert len(escape) <= 1, escape
-    return Until(tuple(d for d in delimiters if d), tuple(s for s in stops if s), tuple(h for h in held if h), escape)
+    return Until(tuple(d for d in delimiters if d), tuple(s for s in stops if s), tuple(h for h in held if h), escape, then, tentative)
 
 
 def rest(stops: tuple[str, ...] = ()) -> Parser:

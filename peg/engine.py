@@ -144,6 +144,8 @@ class _State:
     text: str
     partial: bool
     memo: dict[tuple[int, int], _Result] = field(default_factory=dict)
+    #: for a memoised rule that ran out of input: what asked for more, and a JSON closer
+    more_at: dict[tuple[int, int], tuple[tuple[Parser, int] | None, str]] = field(default_factory=dict)
     furthest: int = -1
     expected: set[str] = field(default_factory=set)
     rule_stack: list[str] = field(default_factory=list)
@@ -153,6 +155,8 @@ class _State:
     #: (an ``until``, its position) -> where its delimiter was found, kept by a
     #: caller that parses ever longer versions of one text (a stream)
     found: dict[tuple[int, int], int] | None = None
+    #: the furthest failure inside a look-ahead that did not match: (where, expected, rules)
+    rejected: tuple[int, frozenset[str], tuple[str, ...]] | None = None
 
     def more(self, node: Parser, pos: int, end: int) -> _Result:
         self.frontier = (node, pos)
@@ -242,11 +246,18 @@ def _until(node: Until, st: _State, pos: int) -> _Result:
         if hit is not None:
             return OK, hit, _NONE
     best = _first_unescaped(node, text, pos, st.partial) if node.escape else _first_of(node.delimiters, text, pos)
+    if node.then is not None:
+        best, decided = _first_that_reads(node, node.then, st, pos, best)
+        if not decided:  # (partial input: what follows the delimiter may still read, or not)
+            if node.tentative:
+                return OK, best, _NONE
+            return st.more(node, pos, best)
     if best >= 0 and node.held and st.partial and _undecided(node, text, pos, best):
         return st.more(node, pos, _first_of(node.held, text, pos))
     if best >= 0:
         # valid for every longer text only if no delimiter starting before it could end past this one
-        if found_before is not None and best + _longest(node.delimiters) - 1 <= len(text):
+        # (and never with a look-ahead: what reads from a delimiter may change as text comes)
+        if found_before is not None and node.then is None and best + _longest(node.delimiters) - 1 <= len(text):
             found_before[(id(node), pos)] = best
         return OK, best, _NONE
     if st.partial:
@@ -255,6 +266,40 @@ def _until(node: Until, st: _State, pos: int) -> _Result:
     if node.stops:
         return OK, trailing_stops(text, node.stops, pos, len(text)), _NONE
     return OK, len(text), _NONE
+
+
+def _first_that_reads(node: Until, then: Parser, st: _State, pos: int, first: int) -> tuple[int, bool]:
+    """From the delimiter found at ``first`` on, the first from which ``then``
+    matches (-1: none), and whether that is decided: on partial input, a
+    delimiter from which ``then`` ran out of input is not (it may yet match or
+    not; the text is shown up to it).  Each look-ahead is one parse from a
+    delimiter's position (memoised where ``then`` is a rule)."""
+    text = st.text
+    found = first
+    # (a look-ahead leaves no trace in where a failure was furthest; what input it
+    # ran out at stays: a delimiter accepted tentatively is read on from there)
+    saved = (st.furthest, st.expected, st.furthest_stack)
+    st.expected = set(st.expected)
+    try:
+        return _first_match(node, then, st, found, text)
+    finally:
+        # (the furthest failure inside a rejected look-ahead explains a parse that
+        # then fails at the end: a call that did not read, rather than "end of input")
+        if st.furthest > saved[0] and (st.rejected is None or st.furthest > st.rejected[0]):
+            st.rejected = (st.furthest, frozenset(st.expected), st.furthest_stack)
+        st.furthest, st.expected, st.furthest_stack = saved
+
+
+def _first_match(node: Until, then: Parser, st: _State, found: int, text: str) -> tuple[int, bool]:
+    while found >= 0:
+        status, _, _ = _match(then, st, found)
+        if status == OK:
+            return found, True
+        if status == MORE:
+            return found, False
+        # (not there: the next delimiter, after this one's first character)
+        found = _first_unescaped(node, text, found + 1, st.partial) if node.escape else _first_of(node.delimiters, text, found + 1)
+    return -1, True
 
 
 def _first_unescaped(node: Until, text: str, pos: int, partial: bool) -> int:
@@ -535,6 +580,8 @@ def _rule(node: Rule, st: _State, pos: int) -> _Result:
     key = (id(node), pos)
     cached = st.memo.get(key)
     if cached is not None:
+        if cached[0] == MORE:  # (what asked for more input, as when it was parsed)
+            st.frontier, st.last_closer = st.more_at[key]
         return cached
     st.memo[key] = (FAIL, pos, _NONE)  # guards against left recursion
     st.rule_stack.append(node.name)
@@ -542,6 +589,8 @@ def _rule(node: Rule, st: _State, pos: int) -> _Result:
     result = _match(node.body, st, pos)
     st.rule_stack.pop()
     st.memo[key] = result
+    if result[0] == MORE:
+        st.more_at[key] = (st.frontier, st.last_closer)
     return result
 
 
@@ -597,6 +646,11 @@ def parse(
         kind = Status.NEED_MORE
     else:
         kind = Status.FAILURE
+        if st.rejected is not None and st.furthest >= len(text):
+            # failed at the end, after text that a delimiter's look-ahead would have
+            # ended: where that look-ahead failed says more
+            st.furthest, rejected_expected, st.furthest_stack = st.rejected
+            st.expected = set(rejected_expected)
     return ParseResult(
         status=kind,
         end=end,

@@ -19,6 +19,7 @@ from analysis.parsers.builder import BuiltParser
 from analysis.parsers.prompting import Prompt
 from analysis.parsers.request import ChatRequest, ReasoningFormat, ToolChoice
 from analysis.phases.result import PrefillOutcome, TemplateAnalysis
+from peg.combinators import Until
 from peg.engine import ParseResult, held_back, parse
 from peg.errors import GrammarError
 from peg.gbnf_writer import to_gbnf
@@ -188,7 +189,8 @@ class Generated:
             return None
         # a valid beginning of the form without its all-content fallback (calls and all)
         form = self.built.without_fallback or self.built.parser
-        if parse(form, self.generation_prompt + output, partial=True).status is not Status.NEED_MORE:
+        prefix = parse(form, self.generation_prompt + output, partial=True)
+        if prefix.status is not Status.NEED_MORE or _in_text_before_calls(prefix):
             return None
         result = self.parse_text(output, partial=True)  # what streaming showed
         if result.status is Status.FAILURE:
@@ -235,6 +237,14 @@ class Generated:
             "grammar_error": self.grammar_error,
             "preserved_tokens": list(self.preserved_tokens),
         }
+
+
+def _in_text_before_calls(prefix: ParseResult) -> bool:
+    """Whether a partial parse ran out of input in text that a call would end
+    (a marker in it read as text, as no call reads from it): more output might
+    bring a call, but this one did not break off inside anything."""
+    frontier = prefix.frontier
+    return frontier is not None and isinstance(frontier[0], Until) and frontier[0].tentative
 
 
 def _grammar(built: BuiltParser, request: ChatRequest) -> tuple[str, bool, tuple[Trigger, ...], str]:

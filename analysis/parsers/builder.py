@@ -243,11 +243,15 @@ def _reasoning(
     return p.optional(p.choice(tags.reasoning_block(body), tags.reasoning_block(open_text)))
 
 
-def _content_until(analysis: TemplateAnalysis, trigger: str, *more: str, stops: Sequence[str] = ()) -> Parser:
+def _content_until(
+    analysis: TemplateAnalysis, trigger: str, *more: str, stops: Sequence[str] = (), then: Parser | None = None
+) -> Parser:
     """Content before the tool calls (wrapped content markers are read, not kept),
-    up to the trigger or any of ``more`` (or end-of-turn ``stops`` that end the output)."""
+    up to the trigger or any of ``more`` (or end-of-turn ``stops`` that end the
+    output); given ``then`` (what must read from there: the calls and the rest
+    of the output), up to the first of them from which it does."""
     c = analysis.content
-    plain = text_until((trigger, *more), stops)
+    plain = text_until((trigger, *more), stops, then=then)
     if c.mode is not ContentMode.PLAIN and c.start and c.end:
         wrapped = p.literal(strip_ws(c.start)) + tags.content(p.until(strip_ws(c.end))) + p.literal(strip_ws(c.end)) + p.space()
         return p.choice(wrapped, plain)
@@ -270,13 +274,16 @@ def ending(stops: Sequence[str]) -> Parser:
 
 
 def text_until(
-    delimiters: Sequence[str], stops: Sequence[str], tag: Callable[[Parser], Parser] = tags.content
+    delimiters: Sequence[str], stops: Sequence[str], tag: Callable[[Parser], Parser] = tags.content, then: Parser | None = None
 ) -> Parser:
     """Content (or what ``tag`` captures) up to one of ``delimiters``; where none
     follows, up to the end-of-turn ``stops`` that end the output (one followed by
-    more text stays text)."""
+    more text stays text).  Given ``then``, up to the first delimiter from which
+    ``then`` reads (a marker quoted in prose is prose): on partial input, one
+    from which it may still read ends the text for now (a call is shown as it
+    is written)."""
     if delimiters:
-        return tag(p.until(*delimiters, stops=tuple(stops)))
+        return tag(p.until(*delimiters, stops=tuple(stops), then=then, tentative=then is not None))
     return tag(p.rest(tuple(stops)))
 
 
@@ -962,13 +969,19 @@ def build_parser(
         if trigger:
             bare = bare_call_start(analysis) if calls_builder is None and not for_grammar else ""
             starts = (trigger, *([bare] if bare else []))
-            calls_and_text = tool_calls
-            if not for_grammar and not content_after:
-                # (parsing) text between calls is content, and the calls after it are calls
-                calls_and_text = tool_calls + p.zero_or_more(closers + text_until(starts, stops) + tool_calls)
-            with_calls = _content_until(analysis, *starts, stops=stops) + calls_and_text + tail
+            if for_grammar:
+                with_calls = _content_until(analysis, *starts, stops=stops) + tool_calls + tail
+            else:
+                # (parsing) the text before the calls, and between them, ends at the
+                # first call marker from which the rest of the output reads (a
+                # marker quoted in prose, or a call that does not read, is text)
+                rest = p.rule("calls-to-end")
+                between = text_until(starts, stops, then=rest) if not content_after else None
+                rest.body = tool_calls + (p.zero_or_more(closers + between + tool_calls) if between is not None else p.eps()) + tail
+                with_calls = _content_until(analysis, *starts, stops=stops, then=rest) + rest
         elif json_starts:
-            with_calls = _content_until(analysis, *json_starts, stops=stops) + tool_calls + tail
+            rest = p.rule("calls-to-end", tool_calls + tail)
+            with_calls = _content_until(analysis, *json_starts, stops=stops, then=rest) + rest
         else:
             with_calls = p.space() + tool_calls + tail
         if request.tool_choice is ToolChoice.REQUIRED:

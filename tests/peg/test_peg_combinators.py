@@ -233,3 +233,59 @@ def test_a_stream_s_found_delimiters_read_as_fresh_parses(text: str, delimiters:
             fresh.end,
             [(n.start, n.end) for n in fresh.find("t")],
         ), (text[:end], delimiters)
+
+
+# --- until with a look-ahead: the first delimiter from which the rest reads ------------------
+
+CALL = p.rule("call", p.literal("<c>") + p.chars("[a-z]", 1, p.UNBOUNDED) + p.literal("</c>"))
+
+
+def _text_then_calls(tentative: bool) -> p.Parser:
+    return (
+        p.tag("content", p.until("<c>", then=CALL, tentative=tentative))
+        + p.zero_or_more(p.tag("call", CALL) + p.space())
+        + p.end()
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "content", "calls"),
+    [
+        ("say `<c>` then <c>abc</c>", "say `<c>` then ", ["<c>abc</c>"]),  # a quoted marker is text
+        ("a <c>1</c> <c>ab</c>", "a <c>1</c> ", ["<c>ab</c>"]),  # a block that does not read is text
+        ("<c>x</c>", "", ["<c>x</c>"]),
+        ("no call <c", "no call <c", []),
+    ],
+)
+def test_until_ends_at_the_first_delimiter_from_which_then_reads(text: str, content: str, calls: list[str]) -> None:
+    result = parse(_text_then_calls(False), text)
+    assert result.status is Status.SUCCESS
+    assert [n.text for n in result.tree if n.name == "content"] == [content]
+    assert [n.text for n in result.tree if n.name == "call"] == calls
+
+
+def test_until_then_on_partial_input_holds_or_reads_on() -> None:
+    # held: the text stops short of a delimiter that may yet read, until more comes
+    held = parse(_text_then_calls(False), "say <c>ab", partial=True)
+    assert held.status is Status.NEED_MORE and tags(held) == [("content", "say ", False)]
+    # tentatively: the text ends there for now, and what follows reads as a call being written
+    read_on = parse(_text_then_calls(True), "say <c>ab", partial=True)
+    assert [(n.name, n.text) for n in read_on.tree] == [("content", "say "), ("call", "<c>ab")]
+    # a delimiter from which nothing can read is text, decided at once
+    decided = parse(_text_then_calls(True), "say <c>`", partial=True)
+    assert tags(decided) == [("content", "say <c>`", False)]
+
+
+def test_a_memoised_rule_that_ran_out_of_input_still_names_what_asked_for_more() -> None:
+    # the look-ahead parses the call first (memoised); the sequence reads it from the memo
+    result = parse(_text_then_calls(True), "x <c>ab", partial=True)
+    assert result.status is Status.NEED_MORE and result.frontier is not None
+    assert result.frontier[0].dump() == "Literal(</c>)" and result.frontier[1] == 7
+
+
+def test_a_failure_after_rejected_look_aheads_points_into_the_block_that_did_not_read() -> None:
+    grammar = p.tag("content", p.until("<c>", then=CALL)) + CALL + p.end()  # a call is required
+    failed = parse(grammar, "text <c>ab!</c>")
+    assert failed.status is Status.FAILURE
+    assert failed.furthest == 10 and "'</c>'" in failed.message()  # at '!', not at the end of the input
+    assert "then: call" in grammar.dump()
