@@ -69,3 +69,17 @@ def call(name: str = "get_weather", **arguments: object) -> dict:
     return {"function": {"name": name, "arguments": arguments}}
 
 
+
+
+def keeps_its_text(outcome: ParseOutcome, text: str) -> bool:
+    """Whether a parse that reports a problem lost no text: the output as
+    content, unchanged (the format broke as a whole), or the call block it
+    names kept, as written, in the content (the calls around it read)."""
+    import re
+
+    from analysis.messages.mapper import Message
+
+    if outcome.message == Message(content=text):
+        return True
+    block = re.match(r"a tool call block at offset (\d+)-(\d+) does not read \(kept as text\)", outcome.warning)
+    return block is not None and text[int(block[1]) : int(block[2])] in outcome.message.content

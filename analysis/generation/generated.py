@@ -14,8 +14,8 @@ from analysis.generation.results import ParseOutcome, Trigger
 from analysis.generation.shown_text import unshown_from, with_rest
 from analysis.messages.hooks import GENERIC, OutputHooks
 from analysis.messages.mapper import Message, map_result
-from analysis.messages.tags import REASONING, REASONING_BLOCK, TOOL
-from analysis.parsers.builder import BuiltParser
+from analysis.messages.tags import CONTENT, REASONING, REASONING_BLOCK, TOOL
+from analysis.parsers.builder import BuiltParser, call_closers
 from analysis.parsers.prompting import Prompt
 from analysis.parsers.request import ChatRequest, ReasoningFormat, ToolChoice
 from analysis.phases.result import PrefillOutcome, TemplateAnalysis
@@ -118,7 +118,6 @@ class Generated:
         message = map_result(result, self.keeps_reasoning_in_content, self.hooks)
         if partial and result.status is Status.NEED_MORE:
             message = self.hold_open_reasoning(result, message)[0]
-        without_fallback = self.built.without_fallback
         trigger = self.built.trigger
         marker_in_text = not partial and bool(trigger) and self._marker_in_text(trigger, result, message)
         if marker_in_text:
@@ -130,26 +129,52 @@ class Generated:
                 if len(cut_message.tool_calls) > len(message.tool_calls):
                     warning = "the output ends inside a tool call (cut off at max_tokens?)"
                     return ParseOutcome(cut_message, False, warning, need_more=True)
-        # (with no calls, the marker in the text is the marker in the content)
-        if marker_in_text and without_fallback is not None and not message.tool_calls:
-            # the tool-call marker is there but no call parsed: keep the text, say why
-            failed = parse(without_fallback, self.generation_prompt + output)
-            if failed.status is Status.FAILURE:  # the output, unchanged: nothing lost or moved
-                cut = self._cut_short(output, failed, partial)
+        if marker_in_text:
+            # a call marker read as text: a quoted one is prose; a block from one
+            # to a call's closer is a call that does not read (kept as text, reported;
+            # the calls around it are calls)
+            unread = self._unread_block(result)
+            if unread is not None:
+                return ParseOutcome(message, False, unread.warning, excerpt=unread.excerpt)
+            without_fallback = self.built.without_fallback
+            if without_fallback is not None and not message.tool_calls:
+                # no call read: the output may end inside one (cut off at max_tokens)
+                failed = parse(without_fallback, self.generation_prompt + output)
+                cut = self._cut_short(output, failed, partial) if failed.status is Status.FAILURE else None
                 if cut is not None:
                     return cut
-                return self._failed(output, failed)
         return ParseOutcome(message, True, need_more=result.status is Status.NEED_MORE)
+
+    def _unread_block(self, result: ParseResult) -> UnreadBlock | None:
+        """The first call block in the text: a call marker in the content with a
+        call's closer after it (in the same run of content), from which no call
+        reads; None when every call marker in the text is prose (quoted, no block)."""
+        trigger, calls = self.built.trigger, self.built.tool_calls
+        closers = call_closers(self.analysis.tools.format)
+        if not closers or calls is None:
+            return None
+        text, prompt = result.text, len(self.generation_prompt)
+        for node in result.find(CONTENT):
+            at = text.find(trigger, node.start, node.end)
+            while at >= 0:
+                ends = [e + len(c) for c in closers if (e := text.find(c, at + len(trigger), node.end)) >= 0]
+                if ends:
+                    failed = parse(calls, text, start=at)
+                    why = self.failure_message(failed) if failed.status is Status.FAILURE else "the output does not read on after it"
+                    where = f"a tool call block at offset {at - prompt}-{min(ends) - prompt} does not read (kept as text)"
+                    return UnreadBlock(f"{where}: {why}", failed.excerpt(origin=prompt) if failed.status is Status.FAILURE else "")
+                at = text.find(trigger, at + 1, node.end)
+        return None
 
     @staticmethod
     def _marker_in_text(trigger: str, result: ParseResult, message: Message) -> bool:
-        """Whether the content holds the tool-call marker as text.  Where calls
-        were read, only text after the last can (the text before the first
-        ends at the first marker): that is all there is to scan."""
-        calls = result.find(TOOL) if message.tool_calls else []
-        if calls:
-            return trigger in result.text[calls[-1].end :]
-        return trigger in message.content
+        """Whether the content holds the tool-call marker as text (before,
+        between or after the calls: text runs end only at a marker a call
+        reads from)."""
+        if not message.tool_calls:
+            return trigger in message.content
+        text = result.text
+        return any(text.find(trigger, node.start, node.end) >= 0 for node in result.find(CONTENT))
 
     def hold_open_reasoning(self, result: ParseResult, message: Message) -> tuple[Message, bool]:
         """On partial input, while a reasoning block is open, a tool-call marker in
@@ -237,6 +262,15 @@ class Generated:
             "grammar_error": self.grammar_error,
             "preserved_tokens": list(self.preserved_tokens),
         }
+
+
+@dataclass(frozen=True)
+class UnreadBlock:
+    """A call block kept as text: the warning naming its span and why, and the
+    output's line at the place it stopped reading, with a caret."""
+
+    warning: str
+    excerpt: str
 
 
 def _in_text_before_calls(prefix: ParseResult) -> bool:

@@ -388,9 +388,7 @@ class StreamParser:
         if not outcome.ok:
             self.warning = outcome.warning
         shown = self._acc.message()
-        try:
-            if not outcome.ok and not outcome.need_more:
-                raise NotAnExtension("the output breaks the format")
+        try:  # (a block kept as text, reported, still extends what was shown)
             deltas = message_deltas(shown, outcome.message)
         except NotAnExtension as exc:
             kept = self._kept_final(output, shown)

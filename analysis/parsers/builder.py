@@ -314,14 +314,14 @@ def followed_by(texts: Sequence[str], space: bool = True) -> Parser:
     return p.peek(p.space() + ahead if space else ahead)
 
 
-def _call_closers(fmt: ToolFormatAnalysis) -> list[str]:
+def call_closers(fmt: ToolFormatAnalysis) -> list[str]:
     """The markers that close a call or its section (``</tool_call>``), as written."""
     return [c for c in dict.fromkeys((strip_ws(fmt.per_call_end), strip_ws(fmt.section_end))) if c]
 
 
 def stray_closers(analysis: TemplateAnalysis) -> Parser:
     """Closers a model repeats after its calls (``</tool_call></tool_call>``): dropped."""
-    closers = _call_closers(analysis.tools.format)
+    closers = call_closers(analysis.tools.format)
     if not closers:
         return p.eps()
     return p.zero_or_more(p.space() + p.choice(*(p.literal(c) for c in closers)))
@@ -521,7 +521,7 @@ def _tag_call(analysis: TemplateAnalysis, function: Mapping[str, Any], strict: b
     if cid.pos is CallIdPosition.POST_ARGS and cid.prefix:
         parts.append(p.optional(p.space() + marker(cid.prefix, strict) + tags.tool_id(p.until(strip_ws(cid.suffix) or "\n")) + marker(cid.suffix, strict)))
     function_close = marker(fn.close, strict) if fn.close else p.eps()
-    call_ends = [e for e in _call_closers(fmt) if _markup(e) and e != strip_ws(fn.close)]
+    call_ends = [e for e in call_closers(fmt) if _markup(e) and e != strip_ws(fn.close)]
     if fn.close and not strict and call_ends:  # (parsing) the function's close left out: the call's closer ends it
         function_close = p.choice(function_close, followed_by(call_ends, space=False))
     parts.append(p.space() + function_close)
@@ -633,7 +633,7 @@ def _lenient_tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any]
     # the markers that close the call around the function (</tool_call>): where the
     # function's own close is left out too, a value ends there
     fmt = analysis.tools.format
-    call_ends = [e for e in _call_closers(fmt) if _markup(e) and e not in (value_end, function_close)]
+    call_ends = [e for e in call_closers(fmt) if _markup(e) and e not in (value_end, function_close)]
     if function_close:
         # the value ends at its closer where the call goes on (another argument
         # or the call's close): "x </parameter> y" inside a value stays text

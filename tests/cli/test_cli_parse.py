@@ -75,8 +75,25 @@ def test_parse_output_that_does_not_fit_exits_1_and_keeps_the_text(files: dict[s
     assert json.loads(result.stdout)["content"] == broken
     # one error line, then the output's line with a caret under the place
     error, shown, caret = result.stderr.splitlines()
-    assert error.startswith("error: output does not fit the format at line 2, column 15")
+    assert error.startswith("error: a tool call block at offset 5-58 does not read (kept as text): ")
+    assert "output does not fit the format at line 2, column 15" in error
     assert (shown, caret) == ("  <function=nope!>", "                ^")
+
+
+def test_a_block_that_does_not_read_is_text_and_the_calls_around_it_are_calls(files: dict[str, Path]) -> None:
+    call = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>"
+    phantom = "<tool_call>example</tool_call>"
+    for output in (f"{phantom} then\n{call}", f"{call}\n{phantom}"):
+        result = run_cli("parse", "--template", str(TAGGED), "--tools", str(files["tools"]), "--json", "-", input=output)
+        message = json.loads(result.stdout)
+        assert [c["function"]["name"] for c in message["tool_calls"]] == ["get_weather"], output
+        assert phantom in message["content"] and result.exit_code == 1
+        assert "a tool call block at offset" in result.stderr and "expected '<function='" in result.stderr
+    # a marker quoted in prose is prose: no block, no warning
+    quoted = f"Use `<tool_call>` to call.\n{call}"
+    result = run_cli("parse", "--template", str(TAGGED), "--tools", str(files["tools"]), "--json", "-", input=quoted)
+    assert result.exit_code == 0 and result.stderr == ""
+    assert json.loads(result.stdout)["content"] == "Use `<tool_call>` to call."
 
 
 def test_parse_bad_inputs(tmp_path: Path, files: dict[str, Path]) -> None:
@@ -140,7 +157,7 @@ def test_a_failed_parse_shows_where_with_a_caret(files: dict[str, Path], tmp_pat
     result = run_cli("parse", "--template", str(PROJECT_TEMPLATES / "demo.jinja"), "--tools", str(files["tools"]), str(out))
     assert result.exit_code == 1
     lines = result.stderr.splitlines()
-    (at,) = [i for i, line in enumerate(lines) if line.startswith("error: output does not fit")]
+    (at,) = [i for i, line in enumerate(lines) if line.startswith("error: a tool call block at offset 6-") and "output does not fit" in line]
     assert "line 3" in lines[at]
     shown, caret = lines[at + 1], lines[at + 2]
     assert shown.endswith('"get_weather", \\x01"arguments": {"city": "Paris"}}')  # the control character escaped
