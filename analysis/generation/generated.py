@@ -14,7 +14,7 @@ from analysis.generation.results import ParseOutcome, Trigger
 from analysis.generation.shown_text import unshown_from, with_rest
 from analysis.messages.hooks import GENERIC, OutputHooks
 from analysis.messages.mapper import Message, map_result
-from analysis.messages.tags import CONTENT, REASONING, REASONING_BLOCK, TOOL
+from analysis.messages.tags import CONTENT, REASONING, REASONING_BLOCK
 from analysis.parsers.builder import BuiltParser, call_closers
 from analysis.parsers.prompting import Prompt
 from analysis.parsers.request import ChatRequest, ReasoningFormat, ToolChoice
