@@ -32,6 +32,7 @@ from analysis.messages.tags import (
 )
 from analysis.parsers.request import ChatRequest, ReasoningFormat, ToolChoice
 from analysis.phases.result import (
+    ArgumentsAnalysis,
     CallIdPosition,
     ContentMode,
     PrefillOutcome,
@@ -644,7 +645,7 @@ def _lenient_tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any]
     # what may follow a typed value: its closer, or (left out) what comes after one
     typed_ends = [closer, *openers, function_close, *call_ends] if value_end else [name_prefix, strip_ws(analysis.tools.function.close), *openers, *call_ends]
     value_open = p.optional(_exact(a.value_prefix, True)) if strip_ws(a.value_prefix) else _exact(a.value_prefix, True)
-    string_value = p.tag(TOOL_ARG_STRING, p.until(*string_ends))
+    string_value = p.tag(TOOL_ARG_STRING, p.until(*string_ends, then=_after_a_value(analysis, call_ends)))
     if name_prefix.startswith("<"):
         # XML's escape for text with markup in it: <![CDATA[a <b> & c]]> is the text inside (MiniCPM5);
         # once the opener is seen the branch cannot fail (a missing "]]>" ends at the value's end)
@@ -654,9 +655,7 @@ def _lenient_tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any]
     # (GLM writes "</arg_key>\n<arg_value>": the newline belongs to no value)
     # a name's closer left out ends where the value's opener follows (GLM's "<arg_key>unit\n<arg_value>")
     value_opener = strip_ws(a.value_prefix)
-    name_close = marker(a.name_suffix)
-    if _markup(strip_ws(a.name_suffix)) and _markup(value_opener):
-        name_close = p.choice(name_close, p.space() + p.peek(p.literal(value_opener)))
+    name_close = _name_close(a)
     string_body = (name_close if value_opener else _exact(a.name_suffix, True)) + value_open + string_value
     typed_head = name_close + (p.optional(marker(a.value_prefix)) if value_opener else marker(a.value_prefix))
     typed_end = followed_by(typed_ends)
@@ -677,6 +676,33 @@ def _lenient_tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any]
     options = [argument(n, properties[n]) for n in names]
     options.append(argument("", {}))  # a name not in the schema: kept (the schema check reports it)
     return p.zero_or_more(p.choice(*options))
+
+
+def _name_close(a: ArgumentsAnalysis) -> Parser:
+    """An argument name's closer; left out, where the value's opener follows
+    (GLM's ``<arg_key>unit\n<arg_value>``)."""
+    name_close = marker(a.name_suffix)
+    value_opener = strip_ws(a.value_prefix)
+    if _markup(strip_ws(a.name_suffix)) and _markup(value_opener):
+        name_close = p.choice(name_close, p.space() + p.peek(p.literal(value_opener)))
+    return name_close
+
+
+def _after_a_value(analysis: TemplateAnalysis, call_ends: Sequence[str]) -> Parser:
+    """What reads after a tagged string value, where it ends (a look-ahead: a
+    closer quoted inside the value, ``print('</function>')``, is the value's
+    text): its closer (or none, left out), then the next argument's name, or
+    the function's close and what ends the call (its closer, the next call,
+    the turn's end marker, the output's end)."""
+    a, fmt = analysis.tools.arguments, analysis.tools.format
+    name_close = _name_close(a) if strip_ws(a.name_suffix) else p.eps()
+    next_argument = marker(a.name_prefix) + p.chars(_NAME_CHARS, 1, UNBOUNDED) + p.peek(name_close)
+    opener = strip_ws(fmt.per_call_start) or strip_ws(analysis.tools.function.name_prefix)
+    ends = [*call_ends, *([opener] if _markup(opener) else []), *turn_end_markers(analysis)]
+    call_end = p.space() + p.choice(followed_by(ends), p.end()) if ends else p.space() + p.end()
+    function_close = strip_ws(analysis.tools.function.close)
+    close = p.literal(function_close) + call_end if function_close and function_close != strip_ws(a.value_suffix) else call_end
+    return p.optional(marker(a.value_suffix)) + p.choice(next_argument, close, call_end)
 
 
 def typed_value(schema: Any, rule: str, end: Parser, text: Parser | None = None, own: Sequence[Parser] = ()) -> Parser:
