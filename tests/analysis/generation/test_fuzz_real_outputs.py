@@ -22,7 +22,7 @@ import pytest
 
 from analysis.checks.conformance import CaseRunner
 from analysis.generation.streaming import stream_output
-from analysis.messages.mapper import accumulate, message_deltas
+from analysis.messages.mapper import Message, accumulate, message_deltas
 from analysis.parsers.builder import turn_end_markers
 from analysis.parsers.request import ChatRequest
 from tests.conftest import SHARED, ZOO, needs_shared
