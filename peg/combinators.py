@@ -144,16 +144,23 @@ class Until(Parser):
     #: what ``then`` starts, a call shown as it is written); False holds the
     #: text from it until more input decides
     tentative: bool = False
+    #: delimiters that end the text only where none of ``delimiters`` does (a
+    #: repair: a value's closer left out ends it at the next argument's name),
+    #: each only where ``repair_then`` reads from it; on partial input the text
+    #: is held from the first of them (its own delimiter may still come)
+    repairs: tuple[str, ...] = ()
+    repair_then: Parser | None = None
 
     def children(self) -> tuple[Parser, ...]:
-        return (self.then,) if self.then is not None else ()
+        return tuple(n for n in (self.then, self.repair_then) if n is not None)
 
     def dump(self) -> str:
         stops = f"; stops: {' | '.join(self.stops)}" if self.stops else ""
         held = f"; held: {' | '.join(self.held)}" if self.held else ""
         escape = f"; escape: {self.escape}" if self.escape else ""
         then = f"; {'tentatively ' if self.tentative else ''}then: {_name_of(self.then)}" if self.then is not None else ""
-        return f"Until({' | '.join(self.delimiters)}{stops}{held}{escape}{then})"
+        repairs = f"; else: {' | '.join(self.repairs)}" if self.repairs else ""
+        return f"Until({' | '.join(self.delimiters)}{stops}{held}{escape}{then}{repairs})"
 
 
 @dataclass(frozen=True, eq=False)
@@ -357,6 +364,8 @@ def until(
     escape: str = "",
     then: Parser | None = None,
     tentative: bool = False,
+    repairs: Iterable[str] = (),
+    repair_then: Parser | None = None,
 ) -> Parser:
     """Everything up to the first of ``delimiters``: ``(!d1 !d2 .)*`` (empty
     ones are ignored; on partial input, text that may begin a delimiter waits,
@@ -367,9 +376,14 @@ def until(
     ``(!d1 !d2 !e . | e [^\n])*``, scanned in one pass.  With ``then``, up to
     the first delimiter from which ``then`` reads: ``(!(d1 &then) !(d2 &then) .)*``
     (a grammar writes it as without: look-aheads constrain nothing); on
-    partial input, see :attr:`Until.tentative`."""
+    partial input, see :attr:`Until.tentative`.  With ``repairs``, up to the
+    first of them from which ``repair_then`` reads, where no delimiter ends it
+    (see :attr:`Until.repairs`)."""
     assert len(escape) <= 1, escape
-    return Until(tuple(d for d in delimiters if d), tuple(s for s in stops if s), tuple(h for h in held if h), escape, then, tentative)
+    kept = tuple(r for r in dict.fromkeys(repairs) if r and r not in delimiters)
+    return Until(
+        tuple(d for d in delimiters if d), tuple(s for s in stops if s), tuple(h for h in held if h), escape, then, tentative, kept, repair_then
+    )
 
 
 def rest(stops: tuple[str, ...] = ()) -> Parser:

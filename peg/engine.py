@@ -252,6 +252,10 @@ def _until(node: Until, st: _State, pos: int) -> _Result:
             if node.tentative:
                 return OK, best, _NONE
             return st.more(node, pos, best)
+    if best < 0 and node.repairs:
+        repaired = _repaired_end(node, st, pos)
+        if repaired is not None:
+            return repaired
     if best >= 0 and node.held and st.partial and _undecided(node, text, pos, best):
         return st.more(node, pos, _first_of(node.held, text, pos))
     if best >= 0:
@@ -266,6 +270,24 @@ def _until(node: Until, st: _State, pos: int) -> _Result:
     if node.stops:
         return OK, trailing_stops(text, node.stops, pos, len(text)), _NONE
     return OK, len(text), _NONE
+
+
+def _repaired_end(node: Until, st: _State, pos: int) -> _Result | None:
+    """Where an until that none of its own delimiters ends is ended by a
+    repair (see ``Until.repairs``): on final input, at the first repair
+    delimiter from which ``repair_then`` reads (None: none does); on partial
+    input, held from the first repair delimiter (its own may still come)."""
+    first = _first_of(node.repairs, st.text, pos)
+    if first < 0:
+        return None
+    if st.partial:
+        return st.more(node, pos, first)
+    if node.repair_then is None:
+        return OK, first, _NONE
+    # (a repair's look-ahead runs as the until's own: the same bookkeeping)
+    repair = Until(node.repairs, escape=node.escape, then=node.repair_then)
+    best, _ = _first_that_reads(repair, node.repair_then, st, pos, first)
+    return (OK, best, _NONE) if best >= 0 else None
 
 
 def _first_that_reads(node: Until, then: Parser, st: _State, pos: int, first: int) -> tuple[int, bool]:
@@ -440,7 +462,7 @@ def partial_end(node: Until | Rest, text: str, pos: int) -> int:
     ends (what may still be a delimiter or a trailing stop waits, and so does
     an ``until``'s text from the first of its held texts on)."""
     if isinstance(node, Until):
-        end = len(text) - held_back(text, node.delimiters + node.stops + node.held, pos)
+        end = len(text) - held_back(text, node.delimiters + node.stops + node.held + node.repairs, pos)
         if node.escape and end > pos and text[end - 1] == node.escape:
             run = end - 1
             while run > pos and text[run - 1] == node.escape:

@@ -498,7 +498,7 @@ class StreamParser:
                 quotes = tuple(d for d in node.delimiters if len(d) == 1 and d != "\\")
                 return _QuotedPath(sink, quotes, tuple(d for d in node.delimiters if len(d) > 1) + node.held, text[result.end :])
             # a stop completed may end the text, a held text may end it otherwise: a full parse decides
-            delimiters = node.delimiters + node.stops + node.held
+            delimiters = node.delimiters + node.stops + node.held + node.repairs
             trigger = self.generated.built.trigger
             if field_name == REASONING and trigger and trigger not in delimiters:
                 delimiters = (*delimiters, trigger)  # a call marker in open reasoning needs a full parse

@@ -639,13 +639,18 @@ def _lenient_tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any]
         # the value ends at its closer where the call goes on (another argument
         # or the call's close): "x </parameter> y" inside a value stays text
         nexts = [n for n in (name_prefix, function_close, *call_ends) if n]
-        string_ends = [closer + gap + n for n in nexts for gap in _GAPS] + [function_close, *openers, *call_ends]
+        exact_ends = [closer + gap + n for n in nexts for gap in _GAPS]
+        repairs = [function_close, *openers, *call_ends]
     else:
-        string_ends = [closer, *openers, *call_ends]
+        exact_ends, repairs = [closer], [*openers, *call_ends]
+    string_ends = exact_ends + repairs
     # what may follow a typed value: its closer, or (left out) what comes after one
     typed_ends = [closer, *openers, function_close, *call_ends] if value_end else [name_prefix, strip_ws(analysis.tools.function.close), *openers, *call_ends]
     value_open = p.optional(_exact(a.value_prefix, True)) if strip_ws(a.value_prefix) else _exact(a.value_prefix, True)
-    string_value = p.tag(TOOL_ARG_STRING, p.until(*string_ends, then=_after_a_value(analysis, call_ends)))
+    # exact first: the value ends at its closer, from which the call reads on; only
+    # where none does, at a repair (its closer left out: the next argument, the call's close)
+    after = _after_a_value(analysis, call_ends)
+    string_value = p.tag(TOOL_ARG_STRING, p.until(*exact_ends, then=after, repairs=repairs, repair_then=after))
     if name_prefix.startswith("<"):
         # XML's escape for text with markup in it: <![CDATA[a <b> & c]]> is the text inside (MiniCPM5);
         # once the opener is seen the branch cannot fail (a missing "]]>" ends at the value's end)

@@ -296,10 +296,27 @@ def test_a_name_is_shown_once_what_follows_confirms_it() -> None:
 
 
 def test_a_missing_value_closer_ends_at_the_next_argument() -> None:
-    output = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>"
+    """Where no value's closer reads (a repair): the next argument's name ends it."""
+    output = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n<parameter=days>\n3\n</function>\n</tool_call>"
     assert read(CODER, output)["tool_calls"] == [call(city="Paris", days=3)]
-    output = "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris\n<arg_key>days</arg_key>\n<arg_value>3</arg_value>\n</tool_call>"
+    output = "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris\n<arg_key>days</arg_key>\n<arg_value>3\n</tool_call>"
     assert read(GLM, output)["tool_calls"] == [call(city="Paris", days=3)]
+
+
+def test_an_argument_opener_inside_a_value_whose_closer_reads_is_the_values_text() -> None:
+    """Exact first: where the value's own closer ends it and the call reads on,
+    a name's opener before it is the value's text (a coding agent's value that
+    quotes the format), never a repair (a closer left out)."""
+    value = "Paris\n<parameter=days>\n3"
+    output = f"<tool_call>\n<function=get_weather>\n<parameter=city>\n{value}\n</parameter>\n</function>\n</tool_call>"
+    assert read(CODER, output)["tool_calls"] == [call(city=value)]
+    value = "Paris\n<arg_key>days</arg_key>\n<arg_value>3"
+    output = f"<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>{value}</arg_value>\n</tool_call>"
+    assert read(GLM, output)["tool_calls"] == [call(city=value)]
+    # a value quoting the function's and the call's closers
+    for quoted in ("print('</function>')", "print('</tool_call>')", "a </parameter> b"):
+        output = f"<tool_call>\n<function=get_weather>\n<parameter=city>\n{quoted}\n</parameter>\n</function>\n</tool_call>"
+        assert read(CODER, output)["tool_calls"] == [call(city=quoted)], quoted
 
 
 @pytest.mark.parametrize(
