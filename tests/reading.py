@@ -10,7 +10,7 @@ from analysis.generation.generated import Generated
 from analysis.generation.generator import AutoParser
 from analysis.generation.results import ParseOutcome
 from analysis.generation.streaming import stream_output
-from analysis.messages.mapper import accumulate
+from analysis.messages.mapper import Message, accumulate
 from analysis.parsers.request import ChatRequest
 from analysis.template.loading import load_template
 from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate
@@ -81,5 +81,30 @@ def keeps_its_text(outcome: ParseOutcome, text: str) -> bool:
 
     if outcome.message == Message(content=text):
         return True
-    block = re.match(r"a tool call block at offset (\d+)-(\d+) does not read \(kept as text\)", outcome.warning)
-    return block is not None and text[int(block[1]) : int(block[2])] in outcome.message.content
+    spans = re.findall(r"(\d+)-(\d+)", re.split(r" (?:does not read|kept as text)", outcome.warning)[0])
+    named = re.search(r"tool call(?: block)?s? at offset", outcome.warning)
+    return named is not None and bool(spans) and all(text[int(a) : int(b)].strip() in outcome.message.content for a, b in spans)
+
+
+def arguments_are_objects(message: Message) -> bool:
+    """Whether every call of a finished parse has a JSON object as arguments
+    (a finished parse never emits any other)."""
+    for call in message.tool_calls:
+        try:
+            if not isinstance(json.loads(call.arguments), dict):
+                return False
+        except ValueError:
+            return False
+    return True
+
+
+def extends_but_for_calls_kept_as_text(shown: Message, final: Message) -> bool:
+    """Whether the final message of an output cut short extends what a stream
+    showed (a partial parse), but for the calls it keeps as text: a call cut
+    off inside a value or its header is no call, its text content."""
+    kept = len(final.tool_calls)
+    if [c.name for c in shown.tool_calls[:kept]] != [c.name for c in final.tool_calls]:
+        return False
+    if any(not f.arguments.startswith(s.arguments) for s, f in zip(shown.tool_calls[:kept], final.tool_calls, strict=True)):
+        return False
+    return final.content.startswith(shown.content) and (final.reasoning_content or "").startswith(shown.reasoning_content or "")

@@ -13,7 +13,7 @@ from typing import Any
 from analysis.generation.results import ParseOutcome, Trigger
 from analysis.generation.shown_text import unshown_from, with_rest
 from analysis.messages.hooks import GENERIC, OutputHooks
-from analysis.messages.mapper import Message, map_result
+from analysis.messages.mapper import Message, map_finished, map_result
 from analysis.messages.tags import CONTENT, REASONING, REASONING_BLOCK
 from analysis.parsers.builder import BuiltParser, call_closers
 from analysis.parsers.prompting import Prompt
@@ -115,20 +115,22 @@ class Generated:
             if cut is not None:
                 return cut
             return self._failed(output, result)
-        message = map_result(result, self.keeps_reasoning_in_content, self.hooks)
-        if partial and result.status is Status.NEED_MORE:
-            message = self.hold_open_reasoning(result, message)[0]
+        if partial:
+            message = map_result(result, self.keeps_reasoning_in_content, self.hooks)
+            if result.status is Status.NEED_MORE:
+                message = self.hold_open_reasoning(result, message)[0]
+            return ParseOutcome(message, True, need_more=result.status is Status.NEED_MORE)
+        message, unread_calls = map_finished(result, self.keeps_reasoning_in_content, self.hooks)
         trigger = self.built.trigger
-        marker_in_text = not partial and bool(trigger) and self._marker_in_text(trigger, result, message)
+        marker_in_text = bool(trigger) and self._marker_in_text(trigger, result, message)
         if marker_in_text:
             # a call marker read as text: if the output ends inside a call (a
             # partial parse reads one more call), it was cut short, as the stream showed
             prefix = self.parse_text(output, partial=True)
             if prefix.status is Status.NEED_MORE:
-                cut_message = map_result(prefix, self.keeps_reasoning_in_content, self.hooks, final=True)
-                if len(cut_message.tool_calls) > len(message.tool_calls):
-                    warning = "the output ends inside a tool call (cut off at max_tokens?)"
-                    return ParseOutcome(cut_message, False, warning, need_more=True)
+                shown = map_result(prefix, self.keeps_reasoning_in_content, self.hooks, final=True)
+                if len(shown.tool_calls) > len(message.tool_calls) + len(unread_calls):
+                    return self._cut_outcome(output, prefix, "the output ends inside a tool call (cut off at max_tokens?)")
         if marker_in_text:
             # a call marker read as text: a quoted one is prose; a block from one
             # to a call's closer is a call that does not read (kept as text, reported;
@@ -143,7 +145,9 @@ class Generated:
                 cut = self._cut_short(output, failed, partial) if failed.status is Status.FAILURE else None
                 if cut is not None:
                     return cut
-        return ParseOutcome(message, True, need_more=result.status is Status.NEED_MORE)
+        if unread_calls:
+            return ParseOutcome(message, False, _unread_calls_warning(unread_calls, len(self.generation_prompt)))
+        return ParseOutcome(message, True)
 
     def _unread_block(self, result: ParseResult) -> UnreadBlock | None:
         """The first call block in the text: a call marker in the content with a
@@ -220,13 +224,21 @@ class Generated:
         result = self.parse_text(output, partial=True)  # what streaming showed
         if result.status is Status.FAILURE:
             return None
-        # (nothing more comes: reasoning a stream held back while its block was
-        # open, a call marker in it included, is reasoning now, not dropped)
-        message = map_result(result, self.keeps_reasoning_in_content, self.hooks, final=True)
-        # and the text of a call not shown yet (its name cut short) stays, as written
-        prompt = len(self.generation_prompt)
-        message = with_rest(message, output[unshown_from(result, self.hooks, prompt) - prompt :])
         warning = "the output ends before it is complete (cut off at max_tokens?): " + self.failure_message(failed)
+        return self._cut_outcome(output, result, warning)
+
+    def _cut_outcome(self, output: str, prefix: ParseResult, warning: str) -> ParseOutcome:
+        """What an output cut short holds, read from its partial parse
+        ``prefix``: nothing more comes, so reasoning a stream held back while
+        its block was open (a call marker in it included) is reasoning now; a
+        call cut off inside a value or its header is no call (its text is
+        content; one cut in its closers, its values whole, is closed); the
+        text of a call not shown yet stays, as written."""
+        message, unread_calls = map_finished(prefix, self.keeps_reasoning_in_content, self.hooks)
+        prompt = len(self.generation_prompt)
+        message = with_rest(message, output[unshown_from(prefix, self.hooks, prompt) - prompt :])
+        if unread_calls:
+            warning += "; " + _unread_calls_warning(unread_calls, prompt)
         return ParseOutcome(message, False, warning, need_more=True)
 
     def _failed(self, output: str, result: ParseResult) -> ParseOutcome:
@@ -262,6 +274,12 @@ class Generated:
             "grammar_error": self.grammar_error,
             "preserved_tokens": list(self.preserved_tokens),
         }
+
+
+def _unread_calls_warning(spans: tuple[tuple[int, int], ...], prompt: int) -> str:
+    """The warning for calls kept as text, their arguments not a JSON object."""
+    where = ", ".join(f"{start - prompt}-{end - prompt}" for start, end in spans)
+    return f"{'a tool call' if len(spans) == 1 else 'tool calls'} at offset {where} kept as text: arguments that are not a JSON object"
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from analysis.messages.mapper import Message
 from analysis.messages.tags import REASONING_UNOPENED, TOOL, TOOL_NAME
 from peg.combinators import Literal, Rest, Until
 from peg.engine import ParseResult, partial_end
+from peg.status import Status
 from peg.text import WS as _WS
 
 
@@ -28,6 +29,8 @@ def unshown_from(result: ParseResult, hooks: OutputHooks, floor: int) -> int:
     held back as the possible start of one), or the whitespace the message
     trims at the end."""
     end = len(result.text)
+    if result.status is Status.NEED_MORE:
+        end = min(end, result.end)  # (what the parse read, as far as the frontier shows it)
     if result.frontier is not None and isinstance(result.frontier[0], Literal):
         end = min(end, result.frontier[1])
     elif result.frontier is not None and isinstance(result.frontier[0], (Until, Rest)):

@@ -41,6 +41,7 @@ from analysis.messages.tags import (
     TOOL_ARG_STRING,
     TOOL_ARG_TYPED,
     TOOL_ARGS,
+    TOOL_ARGS_UNREAD,
     TOOL_ID,
     TOOL_NAME,
 )
@@ -206,12 +207,18 @@ def _value_nodes(arg: TagNode, decoders: dict[str, Callable[[str, bool], str]]) 
     return None
 
 
-def _tagged_arguments(call: TagNode, hooks: OutputHooks, final: bool, cache: Decoded | None = None) -> str:
+def _tagged_arguments(
+    call: TagNode, hooks: OutputHooks, final: bool, cache: Decoded | None = None, finished: bool = False
+) -> str:
+    """A call's tagged arguments as JSON text: closed once the call is complete,
+    or (``finished``: nothing more comes) where every value in it is."""
     decoders = {**_DECODERS, **hooks.value_decoders}
     pieces: list[str] = ["{"]  # (joined once: a value may be 100 KB)
+    whole = True  #: every argument read is complete
     for arg in call.find(TOOL_ARG):
         names = [n for n in arg.children if n.name == TOOL_ARG_NAME]
         if not names or not names[0].complete:
+            whole = False
             break
         if len(pieces) > 1:
             pieces.append(", ")
@@ -224,13 +231,16 @@ def _tagged_arguments(call: TagNode, hooks: OutputHooks, final: bool, cache: Dec
                 value = _decoded(chosen[0], chosen[1], decoders[chosen[0]], cache)
         pieces.append(value)
         if not arg.complete:
+            whole = False
             break
-    if call.complete:
+    if call.complete or (finished and whole):  # (a call cut off in its closers, its values whole, is closed)
         pieces.append("}")
     return "".join(pieces)
 
 
-def _call(node: TagNode, hooks: OutputHooks, final: bool, cache: Decoded | None = None) -> ToolCall | None:
+def _call(
+    node: TagNode, hooks: OutputHooks, final: bool, cache: Decoded | None = None, finished: bool = False
+) -> ToolCall | None:
     names = node.find(TOOL_NAME)
     if not names or not names[0].complete:
         return None  # arguments wait until the name is known
@@ -243,10 +253,35 @@ def _call(node: TagNode, hooks: OutputHooks, final: bool, cache: Decoded | None 
     elif raw:
         arguments = raw[0].text.strip(_WS) if raw[0].complete else raw[0].text.lstrip(_WS)
     elif node.complete or any(n.complete for n in node.find(TOOL_ARG_NAME)):
-        arguments = _tagged_arguments(node, hooks, final, cache)
+        arguments = _tagged_arguments(node, hooks, final, cache, finished)
     else:
         arguments = ""
     return ToolCall(hooks.names(names[0].text), arguments, ids[0] if ids else None)
+
+
+def _reads_as_object(node: TagNode, call: ToolCall) -> bool:
+    """Whether a call's arguments are a JSON object: raw arguments that JSON
+    read whole (never those kept as written), Python read whole, or tagged
+    arguments closed (read from the parse tree: no second scan of a long value)."""
+    raw = node.find(TOOL_ARGS)
+    if raw:
+        if not raw[0].complete or raw[0].find(TOOL_ARGS_UNREAD):
+            return False
+        python = raw[0].find(TOOL_ARG_PY)
+        return call.arguments.startswith("{") and (not python or python[0].complete)
+    if not call.arguments.startswith("{"):
+        return False
+    # tagged arguments are closed where the call is complete or every argument in it is
+    args = node.find(TOOL_ARG)
+    return node.complete or all(a.complete and any(n.name == TOOL_ARG_NAME and n.complete for n in a.children) for a in args)
+
+
+def _json_object(text: str) -> bool:
+    """Whether ``text`` is a JSON object (a format's own route gives its arguments as text)."""
+    try:
+        return isinstance(json.loads(text), dict)
+    except ValueError:
+        return False
 
 
 @dataclass
@@ -258,14 +293,21 @@ class _Walk:
     content: list[str] = field(default_factory=list)
     reasoning: list[str] = field(default_factory=list)
     calls: list[ToolCall] = field(default_factory=list)
+    #: nothing more comes and the output is whole: a call whose arguments are not
+    #: a JSON object is no call, its text stays content (see ``unread``)
+    finished: bool = False
+    #: the spans of the calls kept as text so
+    unread: list[tuple[int, int]] = field(default_factory=list)
 
     def visit(self, node: TagNode) -> None:
         if node.name in self.hooks.message_tags:
             self.message(node, self.hooks.route(node, self.keep_reasoning_in_content))
             return
         if node.name == TOOL:
-            call = _call(node, self.hooks, self.final, self.cache)
-            if call is not None:
+            call = _call(node, self.hooks, self.final, self.cache, self.finished)
+            if call is not None and self.finished and not _reads_as_object(node, call):
+                self.as_text(node)
+            elif call is not None:
                 self.calls.append(call)
             return
         if node.name == CONTENT:
@@ -281,6 +323,11 @@ class _Walk:
         for child in node.children:
             self.visit(child)
 
+    def as_text(self, node: TagNode) -> None:
+        """A call that is none: its text, as written, is content."""
+        self.content.append(node.text)
+        self.unread.append((node.start, node.end))
+
     def message(self, node: TagNode, route: Route) -> None:
         """A message-shaped capture (a harmony message), where its route sends it."""
         body = route.text
@@ -292,6 +339,9 @@ class _Walk:
             # trailing whitespace goes only once an end marker follows (as the stream held it)
             ended = body.complete and body.end < node.end
             arguments = body.text.strip(_WS) if ended else body.text.lstrip(_WS)
+            if self.finished and not _json_object(arguments):
+                self.as_text(node)
+                return
             self.calls.append(ToolCall(route.call_name, arguments))
         elif route.field == REASONING:
             self.reasoning.append(body.text)
@@ -310,11 +360,26 @@ def map_result(
     read the format's own captures.  ``final``: nothing more comes (an output
     cut short), so a typed value cut short shows as written.  ``decoded``: a
     stream's cache of its complete values' decodings (see :data:`Decoded`)."""
-    walk = _Walk(hooks, keep_reasoning_in_content, final, decoded)
+    return _walked(_Walk(hooks, keep_reasoning_in_content, final, decoded), result)[0]
+
+
+def map_finished(
+    result: ParseResult, keep_reasoning_in_content: bool = False, hooks: OutputHooks = GENERIC
+) -> tuple[Message, tuple[tuple[int, int], ...]]:
+    """The message a whole output's parse tree describes, where a call whose
+    arguments are not a JSON object (cut off inside a value or a header, or
+    kept as written where no JSON reads) is no call: its text is content.  A
+    call cut off in its closers, its values whole, is closed.  With the spans
+    (in the parsed text) of the calls kept as text."""
+    walk = _Walk(hooks, keep_reasoning_in_content, True, None, finished=True)
+    return _walked(walk, result)
+
+
+def _walked(walk: _Walk, result: ParseResult) -> tuple[Message, tuple[tuple[int, int], ...]]:
     for node in result.tree:
         walk.visit(node)
     reasoning = "".join(walk.reasoning).strip(_WS)
-    return Message("".join(walk.content).strip(_WS), reasoning or None, tuple(walk.calls))
+    return Message("".join(walk.content).strip(_WS), reasoning or None, tuple(walk.calls)), tuple(walk.unread)
 
 
 class Delta(NamedTuple):

@@ -16,6 +16,7 @@ names.  Every name is here, once.
     TOOL_NAME          the function's name
     TOOL_ID            the call's id as written
     TOOL_ARGS          the arguments as raw JSON text
+    TOOL_ARGS_UNREAD   inside TOOL_ARGS: arguments kept as written, as no JSON reads there (never a finished call's)
     TOOL_ARG           one tagged argument: TOOL_ARG_NAME and one value capture
     TOOL_ARG_NAME      the argument's name
     TOOL_ARG_STRING    a value that is text (trimmed of one newline at each end, escaped)
@@ -43,6 +44,7 @@ TOOL = "tool"
 TOOL_NAME = "tool-name"
 TOOL_ID = "tool-id"
 TOOL_ARGS = "tool-args"
+TOOL_ARGS_UNREAD = "tool-args-unread"
 TOOL_ARG = "tool-arg"
 TOOL_ARG_NAME = "tool-arg-name"
 TOOL_ARG_STRING = "tool-arg-string"

@@ -29,6 +29,7 @@ from analysis.messages.tags import (
     TOOL_ARG_RAW,
     TOOL_ARG_STRING,
     TOOL_ARG_TYPED,
+    TOOL_ARGS_UNREAD,
 )
 from analysis.parsers.request import ChatRequest, ReasoningFormat, ToolChoice
 from analysis.phases.result import (
@@ -158,15 +159,17 @@ def json_arguments(
     # (only that: arguments that open as JSON, {", are never reread as Python, as a stream showed them)
     python = p.peek(p.literal("{") + p.space() + p.literal("'")) + p.tag(TOOL_ARG_PY, python_value())
     options = [parsed, python]
+    # (arguments that are not JSON, kept as written: TOOL_ARGS_UNREAD tells the
+    # mapper that a finished parse keeps them as text, never as a call)
     if follows:
         # to the first place where the call may end: after a brace, or (left out) before a marker
         closed = p.literal("}") + followed_by(follows)
         call_end = p.choice(closed, followed_by(markers)) if markers else closed
-        options.append(p.peek(p.literal("{")) + p.until(*ends, *unclosed_ends) + call_end)
+        options.append(p.tag(TOOL_ARGS_UNREAD, p.peek(p.literal("{")) + p.until(*ends, *unclosed_ends) + call_end))
     elif closes is not None:
         piece = p.until("}") + p.literal("}")
         end = closes[0]
-        options.append(p.peek(p.literal("{")) + p.zero_or_more(piece + p.negate(end)) + piece + p.peek(end))
+        options.append(p.tag(TOOL_ARGS_UNREAD, p.peek(p.literal("{")) + p.zero_or_more(piece + p.negate(end)) + piece + p.peek(end)))
     return tags.tool_args(p.choice(*options))
 
 

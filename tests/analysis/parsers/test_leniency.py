@@ -80,14 +80,22 @@ def test_a_lone_trailing_control_marker_adds_nothing() -> None:
     assert read("openai-gpt-oss-120b.jinja", output) == {"content": "", "reasoning_content": "Thinking.", "ok": True}
 
 
-def test_a_call_cut_off_is_kept_as_written_and_reported() -> None:
-    """Mid-arguments: the call as far as it was written (its arguments not
-    completed), ``ok`` False; the same as the stream showed."""
+def test_a_call_cut_off_is_kept_as_text_and_reported() -> None:
+    """Mid-arguments: no call (a finished parse never emits arguments that are
+    not a JSON object); its text stays content, ``ok`` False, the warning says
+    it was cut.  Cut in its closers, its values whole: the call is closed."""
     generated = zoo_generated("Qwen3-Coder.jinja")
     output = "<tool_call>\n<function=get_weather>\n<parameter=city>\nPar"
     outcome = generated.parse(output)
     assert not outcome.ok and outcome.need_more and "cut off at max_tokens" in outcome.warning
-    assert read("Qwen3-Coder.jinja", output) == {"content": "", "tool_calls": [{"function": {"name": "get_weather", "arguments": '{"city": "Par'}}], "ok": False}
+    assert outcome.message.tool_calls == () and outcome.message.content == output
+    in_closers = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool"
+    kept = generated.parse(in_closers)  # (a tagged value is held until what follows it decides: kept as text)
+    assert not kept.ok and kept.need_more and kept.message.tool_calls == () and kept.message.content == in_closers
+    hermes = zoo_generated("Qwen-Qwen3-0.6B.jinja")
+    closed = hermes.parse('<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool')
+    assert [(c.name, c.arguments) for c in closed.message.tool_calls] == [("get_weather", '{"city": "Paris"}')]
+    assert not closed.ok and closed.need_more
     # mid-header: no call invented from a name cut short; its text stays, as content
     assert read("Qwen3-Coder.jinja", "<tool_call>\n<function=get_wea") == {"content": "<tool_call>\n<function=get_wea", "ok": False}
     assert read("Qwen3-Coder.jinja", "Sure.\n<tool_call>\n<function=get_wea") == {"content": "Sure.\n<tool_call>\n<function=get_wea", "ok": False}
@@ -95,10 +103,11 @@ def test_a_call_cut_off_is_kept_as_written_and_reported() -> None:
 
 def test_a_second_parallel_call_cut_off_keeps_the_first() -> None:
     first = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>\n"
-    message = read("Qwen3-Coder.jinja", first + "<tool_call>\n<function=get_weather>\n<parameter=city>\nRo", parallel=True)
-    assert message["ok"] is False
-    assert message["tool_calls"][0] == call(city="Paris")
-    assert message["tool_calls"][1]["function"]["arguments"] == '{"city": "Ro'
+    cut = "<tool_call>\n<function=get_weather>\n<parameter=city>\nRo"
+    outcome = zoo_generated("Qwen3-Coder.jinja", parallel=True).parse(first + cut)
+    assert not outcome.ok and outcome.need_more
+    assert [(c.name, c.arguments) for c in outcome.message.tool_calls] == [("get_weather", '{"city": "Paris"}')]
+    assert outcome.message.content == cut  # (the call cut off is kept as text)
 
 
 def test_a_broken_call_keeps_the_output_unchanged() -> None:

@@ -480,13 +480,14 @@ def test_a_value_is_the_first_non_string_type_its_schema_allows_that_it_reads_as
 
 def test_a_typed_value_cut_short_is_kept_as_written() -> None:
     """A stream shows a typed value once decided; an output cut short inside
-    one keeps it as written (never lost)."""
+    one is no call (its arguments are no JSON object): its text stays content,
+    as written (never lost), and the outcome says the output was cut."""
     output = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n<parameter=days>\n12"
     outcome = zoo_generated(CODER).parse(output)
-    assert not outcome.ok and outcome.need_more
-    assert outcome.message.tool_calls[0].arguments == '{"city": "Paris", "days": 12'
+    assert not outcome.ok and outcome.need_more and "cut off" in outcome.warning
+    assert outcome.message.tool_calls == () and outcome.message.content == output
     deltas, streamed, _ = stream_output(zoo_generated(CODER), output, 1)
-    assert accumulate(deltas) == streamed.message == outcome.message
+    assert accumulate(deltas) == streamed.message  # (the stream ends with what it showed)
 
 
 # -- dedicated formats: end markers, closers written twice, arguments that are not JSON --------
@@ -539,19 +540,21 @@ def test_dedicated_formats_drop_end_markers_and_repeated_closers(template: str, 
         ("CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja", '<|START_ACTION|>[\n    {"tool_call_id": "0", "tool_name": "get_weather", "parameters": {"city": "Paris", "days": [1,}}\n]<|END_ACTION|>', '{"city": "Paris", "days": [1,}'),
     ],
 )
-def test_json_arguments_that_are_not_json_keep_the_call_as_written(template: str, output: str, arguments: str) -> None:
-    """The call stays a call, its arguments as written (the schema check
-    reports them: parse warns and exits 1), the text around it unchanged."""
+def test_json_arguments_that_are_not_json_keep_the_call_as_text(template: str, output: str, arguments: str) -> None:
+    """A finished parse never emits arguments that are not a JSON object: the
+    call is no call, its text (arguments as written) stays content, the text
+    around it unchanged, and the outcome says so.  (A stream showed the call
+    while it was written: it ends with what it showed, and says the whole
+    output reads otherwise.)"""
     generated = zoo_generated(template)
     # (DeepSeek V3.1's generation prompt opens <think>: the reasoning ends first)
     text = reasoning_closed(template) + "Checking.\n" + output
-    outcome = parsed_as_streamed(generated, text)
-    assert outcome.ok and outcome.message.content == "Checking."
-    assert [(c.name, c.arguments) for c in outcome.message.tool_calls] == [("get_weather", arguments)]
-    from analysis.generation.call_check import call_problems
-    from tests.conftest import WEATHER_TOOLS
-
-    assert call_problems(outcome.message, WEATHER_TOOLS)
+    outcome = generated.parse(text)
+    assert not outcome.ok and not outcome.message.tool_calls
+    assert outcome.message.content.startswith("Checking.") and arguments in outcome.message.content
+    assert "kept as text: arguments that are not a JSON object" in outcome.warning
+    _, streamed, _ = stream_output(generated, text, 3)
+    assert not streamed.ok and all(c.name == "get_weather" for c in streamed.message.tool_calls)
 
 
 def test_an_unclosed_argument_object_keeps_the_next_call() -> None:
@@ -560,8 +563,10 @@ def test_an_unclosed_argument_object_keeps_the_next_call() -> None:
     one = '<|tool_call_begin|>functions.get_weather:{i} <|tool_call_argument_begin|> {{"city": "{city}"{brace} <|tool_call_end|> '
     output = "<|tool_calls_section_begin|> " + one.format(i=0, city="Paris", brace="") + one.format(i=1, city="Lyon", brace="}") + "<|tool_calls_section_end|>"
     generated = zoo_generated("moonshotai-Kimi-K2.jinja", parallel=True)
-    outcome = parsed_as_streamed(generated, output)
-    assert [(c.name, c.arguments) for c in outcome.message.tool_calls] == [("get_weather", '{"city": "Paris"'), ("get_weather", '{"city": "Lyon"}')]
+    outcome = generated.parse(output)
+    # (the first call's arguments are no JSON object: it is kept as text, reported)
+    assert [(c.name, c.arguments) for c in outcome.message.tool_calls] == [("get_weather", '{"city": "Lyon"}')]
+    assert '{"city": "Paris" <|tool_call_end|>' in outcome.message.content and not outcome.ok
 
 
 @pytest.mark.parametrize(
@@ -578,9 +583,12 @@ def test_an_unclosed_argument_object_keeps_the_next_call() -> None:
     ],
 )
 def test_json_arguments_that_are_not_json_end_before_the_next_call(template: str, two: str) -> None:
+    """The broken call ends before the next one, which reads; the broken one
+    is kept as text (its arguments are no JSON object), reported."""
     generated = zoo_generated(template, parallel=True)
-    outcome = parsed_as_streamed(generated, two)
-    assert [(c.name, c.arguments) for c in outcome.message.tool_calls] == [("get_weather", '{"days": 007}'), ("get_weather", '{"city": "Lyon"}')]
+    outcome = generated.parse(two)
+    assert [(c.name, c.arguments) for c in outcome.message.tool_calls] == [("get_weather", '{"city": "Lyon"}')]
+    assert '{"days": 007}' in outcome.message.content and "kept as text" in outcome.warning
 
 
 def test_a_stream_shows_json_arguments_short_of_where_a_broken_value_would_end_them() -> None:
@@ -632,10 +640,12 @@ def test_a_second_call_while_parallel_calls_are_off_is_read(template: str, two: 
     assert got == {"content": "", "tool_calls": [call(city="Paris"), call(city="Rome")], "ok": True}
 
 
-def test_a_call_cut_off_after_its_id_keeps_the_id() -> None:
+def test_a_call_cut_off_after_its_id_keeps_the_id_as_text() -> None:
+    """Cut before its arguments: no call (no arguments object); its text, the id in it, stays."""
     output = "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0"
     outcome = zoo_generated("moonshotai-Kimi-K2.jinja").parse(output)
-    assert outcome.need_more and [(c.name, c.id) for c in outcome.message.tool_calls] == [("get_weather", "functions.get_weather:0")]
+    assert outcome.need_more and not outcome.message.tool_calls
+    assert outcome.message.content.endswith("<|tool_call_begin|>functions.get_weather:0")
 
 
 # -- Llama 3.x bare JSON calls ------------------------------------------------------------
