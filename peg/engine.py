@@ -179,7 +179,7 @@ def _literal(node: Literal, st: _State, pos: int) -> _Result:
     text, lit = st.text, node.text
     if text.startswith(lit, pos):
         return OK, pos + len(lit), _NONE
-    if st.partial and lit.startswith(text[pos:]):
+    if st.partial and len(text) - pos < len(lit) and lit.startswith(text[pos:]):  # (no slice of a long rest)
         return st.more(node, pos, len(text))
     st.expect(pos, repr(lit))
     return FAIL, pos, _NONE

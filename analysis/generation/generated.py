@@ -160,14 +160,19 @@ class Generated:
         text, prompt = result.text, len(self.generation_prompt)
         for node in result.find(CONTENT):
             at = text.find(trigger, node.start, node.end)
-            while at >= 0:
-                ends = [e + len(c) for c in closers if (e := text.find(c, at + len(trigger), node.end)) >= 0]
-                if ends:
-                    failed = parse(calls, text, start=at)
-                    why = self.failure_message(failed) if failed.status is Status.FAILURE else "the output does not read on after it"
-                    where = f"a tool call block at offset {at - prompt}-{min(ends) - prompt} does not read (kept as text)"
-                    return UnreadBlock(f"{where}: {why}", failed.excerpt(origin=prompt) if failed.status is Status.FAILURE else "")
-                at = text.find(trigger, at + 1, node.end)
+            if at < 0:
+                continue
+            # (the first marker with a closer after it opens the block; where the
+            # first has none, no later one does: one scan per run of text)
+            ends = [e + len(c) for c in closers if (e := text.find(c, at + len(trigger), node.end)) >= 0]
+            if not ends:
+                continue
+            close = min(ends)
+            at = text.rfind(trigger, at, close - min(len(c) for c in closers))  # the marker nearest the closer
+            failed = parse(calls, text, start=at)
+            why = self.failure_message(failed) if failed.status is Status.FAILURE else "the output does not read on after it"
+            where = f"a tool call block at offset {at - prompt}-{close - prompt} does not read (kept as text)"
+            return UnreadBlock(f"{where}: {why}", failed.excerpt(origin=prompt) if failed.status is Status.FAILURE else "")
         return None
 
     @staticmethod
