@@ -425,9 +425,11 @@ def parse(
     Example: autoparser parse --template templates/tests/tagged_xml.jinja --tools examples/tools.json examples/tagged_call.txt
 
     Exit status: 0 parsed; 1 parsed with a problem, named on stderr: the
-    output does not fit the format (it is kept as content), it ends inside a
-    tool call (the calls before it are kept), or a call's arguments do not
-    fit its tool's schema (the call is kept as written); 2 bad input.
+    output does not fit the format (it is kept as content), a call block in
+    it does not read or its arguments are not a JSON object (that block is
+    kept as text, the calls around it are kept), it ends inside a tool call
+    (the calls before it are kept), or a call's arguments do not fit its
+    tool's schema (the call is kept as written); 2 bad input.
     """
     import json
 

@@ -291,6 +291,18 @@ def text_until(
     return tag(p.rest(tuple(stops)))
 
 
+def text_then(starts: Sequence[str], rest: Parser, stops: Sequence[str] = (), for_grammar: bool = False) -> Parser:
+    """Text up to the first of ``starts`` (the markers that open calls) from
+    which ``rest`` (the calls and what follows them, to the output's end)
+    reads, then ``rest``: a marker quoted in prose, or a call that does not
+    read, is text.  ``for_grammar``: up to the first of them (a grammar
+    cannot look ahead)."""
+    if for_grammar:
+        return tags.content(p.until(*starts, stops=tuple(stops))) + rest
+    rule = p.rule("calls-to-end", rest)
+    return text_until(starts, stops, then=rule) + rule
+
+
 def text_to_end(stops: Sequence[str]) -> Parser:
     """Content to the end of the output, less the end-of-turn markers it ends with."""
     return text_until((), stops) + ending(stops)

@@ -20,6 +20,7 @@ from analysis.parsers.builder import (
     ending,
     json_arguments,
     repeated_calls,
+    text_then,
     text_to_end,
     tool_functions,
     turn_end_markers,
@@ -96,7 +97,7 @@ def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: s
     if not for_grammar:  # calls in several sections
         calls = p.one_or_more(calls)
     stray = p.eps() if for_grammar else p.zero_or_more(p.space() + p.choice(p.literal(SECTION_END), p.literal(CALL_END)))
-    with_calls = tags.content(p.until(*starts)) + calls + stray + ending(stops)
+    with_calls = text_then(starts, calls + stray + ending(stops), stops, for_grammar)
     body = reasoning + (with_calls if request.tool_choice is ToolChoice.REQUIRED else p.choice(with_calls, text_to_end(stops)))
     # the grammar switches on at a call (models also write calls without the section marker)
     return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, calls, CALL_START, extracts, p.literal(boilerplate) + reasoning + with_calls)
