@@ -95,7 +95,9 @@ def _rendered(parser: AutoParser, message: dict[str, Any], generated: Any) -> st
     text = rt._line_up(turn, clean, generated)
     if text is None:
         return None
-    return text[: rt._stop(text, generated)]
+    text = text[: rt._stop(text, generated)]
+    # (a template that writes the text after the turn's end, or drops it: not as given)
+    return text if all(q in text for q in quoted) else None
 
 
 def probes(path: Path) -> tuple[AutoParser | None, list[Quoted]]:

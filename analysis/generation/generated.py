@@ -14,7 +14,7 @@ from analysis.generation.results import ParseOutcome, Trigger
 from analysis.generation.shown_text import unshown_from, with_rest
 from analysis.messages.hooks import GENERIC, OutputHooks
 from analysis.messages.mapper import Message, map_finished, map_result
-from analysis.messages.tags import CONTENT, REASONING, REASONING_BLOCK
+from analysis.messages.tags import CONTENT, REASONING, REASONING_BLOCK, TOOL
 from analysis.parsers.builder import BuiltParser, call_closers
 from analysis.parsers.prompting import Prompt
 from analysis.parsers.request import ChatRequest, ReasoningFormat, ToolChoice
@@ -301,7 +301,14 @@ def _in_text_before_calls(prefix: ParseResult) -> bool:
     (a marker in it read as text, as no call reads from it): more output might
     bring a call, but this one did not break off inside anything."""
     frontier = prefix.frontier
-    return frontier is not None and isinstance(frontier[0], Until) and frontier[0].tentative
+    if frontier is None:
+        return False
+    if isinstance(frontier[0], Until):
+        return frontier[0].tentative
+    # a marker not begun at the very end, where no call is open: the output
+    # ended between a reply's text and calls that never came
+    begun = frontier[1] < len(prefix.text)
+    return not begun and not any(not n.complete for n in prefix.find(TOOL))
 
 
 def _grammar(built: BuiltParser, request: ChatRequest) -> tuple[str, bool, tuple[Trigger, ...], str]:

@@ -47,6 +47,13 @@ HARMONY_MESSAGES = (HARMONY_MSG, HARMONY_MSG_RAW)
 
 ENDS = ("<|end|>", "<|call|>", "<|return|>")
 SEPARATOR = "<|start|>assistant"
+#: what reads after a message's body: its end markers (or none), then the
+#: output's end or the next message's start or header
+_AFTER_BODY = (
+    p.zero_or_more(p.space() + p.choice(*(p.literal(e) for e in ENDS)))
+    + p.space()
+    + p.choice(p.end(), *(p.peek(p.literal(m)) for m in ("<|start|>", "<|channel|>", " to=", "<|constrain|>")))
+)
 
 
 def detect(source: str, prober: Prober) -> str | None:
@@ -85,9 +92,15 @@ def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: s
         + p.space()
     )
     raw = request.reasoning_format.value == "none"  # reasoning stays in content, verbatim
+    # (parsing) a body ends at the first end marker after which the output goes
+    # on as harmony does (its end, the next message): one quoted in it is text
+    body_end = None if for_grammar else _AFTER_BODY
     message = p.tag(
         HARMONY_MSG_RAW if raw else HARMONY_MSG,
-        header + p.literal("<|message|>") + p.tag(H_BODY, p.until(*ENDS, "<|start|>")) + p.optional(p.choice(*(p.literal(e) for e in ENDS))),
+        header
+        + p.literal("<|message|>")
+        + p.tag(H_BODY, p.until(*ENDS, "<|start|>", then=body_end))
+        + p.optional(p.choice(*(p.literal(e) for e in ENDS))),
     )
     # an output cut off inside a header (a lone trailing "<|channel|>") adds nothing
     cut_header = p.one_or_more(p.choice(to_token, channel, constrain, p.literal("<|channel|>"), p.literal("<|constrain|>"))) + p.space()
