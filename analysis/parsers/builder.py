@@ -239,7 +239,9 @@ def _reasoning(
         empty = p.space() + p.literal(end) + p.space()
         blocks = [tags.reasoning_block(b) for b in (block, unterminated, empty)]
         if unopened:
-            text = tags.reasoning(p.until(end, *stops)) + p.literal(end) + p.space()
+            # (up to an end marker with no opener before it: text before a block
+            # that opens mid-output is no reasoning)
+            text = tags.reasoning(p.until(end, start, *stops)) + p.literal(end) + p.space()
             blocks.append(p.tag(REASONING_UNOPENED, tags.reasoning_block(text)))
         return p.optional(p.choice(*blocks))
     if strict:

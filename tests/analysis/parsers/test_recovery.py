@@ -209,6 +209,8 @@ def test_text_before_an_end_marker_with_no_opener_is_reasoning(output: str, reas
         ("Let me check.\n" + HERMES_CALL, {"content": "Let me check.", "tool_calls": [call(city="Paris")], "ok": True}),
         # the end marker, then a call
         ("Plan.</think>\n" + HERMES_CALL, {"content": "", "reasoning_content": "Plan.", "tool_calls": [call(city="Paris")], "ok": True}),
+        # a block that opens mid-output: the text before it is no reasoning
+        ("Intro <think>plan</think>answer", {"content": "Intro <think>plan</think>answer", "ok": True}),
     ],
 )
 def test_unopened_reasoning_needs_its_end_marker_before_any_call(output: str, expected: dict) -> None:
