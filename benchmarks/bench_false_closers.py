@@ -15,7 +15,6 @@ how each grows for 4 times the false closers (linear: about 4x).
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,6 +22,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from analysis.generation.streaming import StreamParser
 from tests.reading import zoo_generated
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_stream import timed  # (the same timing loop)
 
 CASES: dict[str, tuple[str, Callable[[int], str]]] = {
     "prose naming <tool_call>": (
@@ -42,15 +44,6 @@ CASES: dict[str, tuple[str, Callable[[int], str]]] = {
 }
 
 
-def _timed(run: Callable[[], object], repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        run()
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
 def _stream(generated: object, text: str) -> None:
     stream = StreamParser(generated)  # type: ignore[arg-type]
     for i in range(0, len(text), 16):
@@ -67,8 +60,8 @@ def main() -> None:
             text = make(n)
             outcome = generated.parse(text)
             assert outcome.ok and outcome.message.tool_calls, (name, outcome.warning)
-            parse_s = _timed(lambda t=text, g=generated: g.parse(t), 5)
-            stream_s = _timed(lambda t=text, g=generated: _stream(g, t), 1)
+            parse_s = timed(lambda t=text, g=generated: g.parse(t), 5)
+            stream_s = timed(lambda t=text, g=generated: _stream(g, t), 1)
             times.append((parse_s, stream_s))
             print(f"{name:<36}{n:>7}{len(text):>9}{parse_s * 1000:>9.2f}ms{stream_s * 1000:>9.0f}ms")
         print(f"{'':<36}{'x4:':>7}{'':>9}{times[1][0] / times[0][0]:>10.1f}x{times[1][1] / times[0][1]:>10.1f}x")

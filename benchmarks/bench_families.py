@@ -10,7 +10,6 @@ varies by +-30% from run to run)."""
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -20,13 +19,9 @@ from analysis.template.loading import load_template
 from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_small import CODE, TOOLS  # (the same workloads at 100 KB, and two more)
+from bench_small import workloads as small_workloads
 from bench_stream import stream, timed  # (the same timing loop and 4-character stream)
-
-TOOLS = [
-    {"type": "function", "function": {"name": "python", "parameters": {"type": "object", "properties": {"code": {"type": "string"}, "n": {"type": "integer"}}}}},
-    {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}},
-]
-PROSE = ("The answer is < 42 > and so on, with <b>markup</b> and words. " * 4000)
 
 
 def _generated(path: Path):
@@ -35,18 +30,8 @@ def _generated(path: Path):
 
 
 def workloads(folder: Path):
-    call = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
-    yield "Hermes content + call", "Qwen-Qwen3-0.6B.jinja", "<think>\nplan\n</think>\n\n" + PROSE[:100_000] + "\n" + call
-    yield "Qwen3.5 reasoning+content", "Qwen3.5-4B.jinja", PROSE[:98_000] + "\n</think>\n\n" + PROSE[:98_000]
-    code = ("def f(x):\n    return x < 3 and x > 1\n" * 3000)[:100_000]
-    coder = "<tool_call>\n<function=python>\n<parameter=code>\n" + code + "\n</parameter>\n<parameter=n>\n3\n</parameter>\n</function>\n</tool_call>"
-    yield "Qwen3-Coder tagged", "Qwen3-Coder.jinja", coder
-    glm = "<tool_call>python\n<arg_key>code</arg_key>\n<arg_value>" + code + "</arg_value>\n<arg_key>n</arg_key>\n<arg_value>3</arg_value>\n</tool_call>"
-    yield "GLM-4.6 arg_key/value", "GLM-4.6.jinja", glm
-    # values a recovery could end early: held back only where one might
-    json_code = json.dumps({"code": code, "n": 3})
-    yield "Hermes JSON argument", "Qwen-Qwen3-0.6B.jinja", '<think>\nplan\n</think>\n\n<tool_call>\n{"name": "python", "arguments": ' + json_code + "}\n</tool_call>"
-    yield "Llama 3 JSON argument", "meta-llama-Llama-3.1-8B-Instruct.jinja", '{"name": "python", "parameters": ' + json_code + "}"
+    yield from small_workloads(100_000)
+    code = CODE[:100_000]
     gemma = '<|tool_call>call:python{code:<|"|>' + code + '<|"|>,n:3}<tool_call|>'
     yield "Gemma 4 string argument", "google-gemma-4-31B-it.jinja", gemma
     yield "LFM2 pythonic string", "LFM2-8B-A1B.jinja", "<|tool_call_start|>[python(code=" + repr(code) + ", n=3)]<|tool_call_end|>"
