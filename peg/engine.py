@@ -97,6 +97,9 @@ class ParseResult:
     #: with ``NEED_MORE``: the primitive (``until``, ``rest``, JSON, literal...) that
     #: reached the end of the input, and the offset where it started matching
     frontier: tuple[Parser, int] | None = None
+    #: a delimiter's look-ahead did not match somewhere (``Until.then``): text
+    #: may hold a delimiter (a quoted marker) that no look-ahead accepted
+    rejected: bool = False
 
     @property
     def success(self) -> bool:
@@ -157,6 +160,8 @@ class _State:
     found: dict[tuple[int, int], int] | None = None
     #: the furthest failure inside a look-ahead that did not match: (where, expected, rules)
     rejected: tuple[int, frozenset[str], tuple[str, ...]] | None = None
+    #: a look-ahead did not match somewhere
+    any_rejected: bool = False
 
     def more(self, node: Parser, pos: int, end: int) -> _Result:
         self.frontier = (node, pos)
@@ -319,6 +324,7 @@ def _first_match(node: Until, then: Parser, st: _State, found: int, text: str) -
             return found, True
         if status == MORE:
             return found, False
+        st.any_rejected = True
         # (not there: the next delimiter, after this one's first character)
         found = _first_unescaped(node, text, found + 1, st.partial) if node.escape else _first_of(node.delimiters, text, found + 1)
     return -1, True
@@ -682,4 +688,5 @@ def parse(
         expected=frozenset(st.expected),
         rule_stack=st.furthest_stack,
         frontier=st.frontier if status == MORE else None,
+        rejected=st.any_rejected,
     )

@@ -183,6 +183,9 @@ class Generated:
         if not message.tool_calls:
             return trigger in message.content
         text = result.text
+        calls = result.find(TOOL)
+        if calls and not result.rejected:  # (text before and between calls ends at the first marker: only the text after them can hold one)
+            return text.find(trigger, calls[-1].end) >= 0
         return any(text.find(trigger, node.start, node.end) >= 0 for node in result.find(CONTENT))
 
     def hold_open_reasoning(self, result: ParseResult, message: Message) -> tuple[Message, bool]:
