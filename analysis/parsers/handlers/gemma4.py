@@ -184,7 +184,9 @@ def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: s
     else:
         prose = tags.content(p.literal(CALL_START))  # a call marker not followed by a call
         if request.parallel_tool_calls or not for_grammar:  # calls and text in any order (see repeated_calls)
-            body = reasoning + p.zero_or_more(p.choice(call + p.space(), prose, *plain)) + end
+            # (parsing) a call's closer written twice (<tool_call|><tool_call|>) is dropped
+            stray = p.zero_or_more(p.space() + p.literal(CALL_END)) if not for_grammar else p.eps()
+            body = reasoning + p.zero_or_more(p.choice(call + stray + p.space(), prose, *plain)) + end
         else:  # at most one call, with text before and after it; a second call fails
             text = p.zero_or_more(p.choice(*plain))
             after = p.rule("gemma4-after-call")

@@ -510,6 +510,7 @@ HARMONY_CALL = "<|channel|>commentary to=functions.get_weather <|constrain|>json
         ("meetkai-functionary-medium-v3.2.jinja", "get_weather\n{\"city\": \"Paris\"}", "<|eot_id|>"),
         ("google-gemma-4-31B-it.jinja", "<|tool_call>call:get_weather{city:<|\"|>Paris<|\"|>}<tool_call|>", "<|tool_response>"),
         ("google-gemma-4-31B-it.jinja", "<|tool_call>call:get_weather{city:<|\"|>Paris<|\"|>}<tool_call|>", "<turn|>"),
+        ("google-gemma-4-31B-it.jinja", "<|tool_call>call:get_weather{city:<|\"|>Paris<|\"|>}<tool_call|>", "<tool_call|>"),
     ],
 )
 def test_dedicated_formats_drop_end_markers_and_repeated_closers(template: str, output: str, extra: str) -> None:
