@@ -408,7 +408,32 @@ def _json_native_call(analysis: TemplateAnalysis, function: Mapping[str, Any], s
     body = p.literal("{") + p.space() + p.seq(*parts) + p.space() + p.literal("}")
     if nested_prefix:
         body = p.literal("{") + p.space() + _json_string_key(nested_prefix) + body + p.space() + p.literal("}")
+    elif not strict and fmt.name_field and fmt.args_field and not bare_json_call_starts(analysis):
+        # (parsing) the members in another order, or with others around them
+        # ({"arguments": …, "name": …}, {"id": …, "name": …}): JSON, read as JSON
+        # (where calls have markers: a bare object in a reply is never a call)
+        body = p.choice(body, _json_call_any_order(fmt, function, key))
     return body
+
+
+def _json_call_any_order(fmt: ToolFormatAnalysis, function: Mapping[str, Any], key: Callable[[str], str]) -> Parser:
+    """A JSON call object whose name and arguments come in any order, with
+    other members (an id, a type) before, between or after them; the
+    arguments JSON of the schema."""
+    quote, sep = p.literal('"'), p.space() + p.literal(",") + p.space()
+    spelled = p.literal(function["name"]) if function["name"] else p.chars(_JSON_NAME_CHARS, 1, UNBOUNDED)
+    name = _json_string_key(key(fmt.name_field)) + quote + tags.tool_name(spelled + p.peek(quote)) + quote
+    spellings = _ARGS_SPELLINGS if key(fmt.args_field) in _ARGS_SPELLINGS else (key(fmt.args_field),)
+    args = p.choice(*(_json_string_key(k) for k in spellings)) + tags.tool_args(_args_schema_parser(function))
+    ids = [f for f in (fmt.id_field, fmt.gen_id_field) if f]
+    id_member = [_json_string_key(key(f)) + quote + tags.tool_id(p.until('"')) + quote for f in ids]
+    # another member: any key but the name's and the arguments' (a repetition never gives one back)
+    known = p.choice(*(p.literal(f'"{k}"') for k in (key(fmt.name_field), *spellings)))
+    other = p.negate(known) + quote + p.chars('[^"\\\n]', 1, UNBOUNDED) + quote + p.space() + p.literal(":") + p.space() + p.json_value()
+    extra = p.choice(*id_member, other)
+    between = p.zero_or_more(sep + extra)
+    pair = p.choice(name + between + sep + args, args + between + sep + name)
+    return p.literal("{") + p.space() + p.zero_or_more(extra + sep) + pair + between + p.space() + p.literal("}")
 
 
 #: what a function name in a JSON string may hold (a name outside the request's tools)

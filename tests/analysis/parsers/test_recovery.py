@@ -812,3 +812,21 @@ def test_kimi_k3_names_are_unescaped_as_its_template_escapes_them() -> None:
 )
 def test_kimi_k3_repeated_openers_and_dangling_closers(output: str) -> None:
     assert read(K3, output) == {"content": "Hello", "reasoning_content": "Plan.", "ok": True}
+
+
+@pytest.mark.parametrize(
+    "template, wrap",
+    [
+        ("Qwen-Qwen3-0.6B.jinja", "<tool_call>\n{}\n</tool_call>"),
+        ("mistralai-Mistral-Nemo-Instruct-2407.jinja", "[TOOL_CALLS][{}]"),
+    ],
+)
+def test_a_json_call_object_reads_with_its_members_in_any_order(template: str, wrap: str) -> None:
+    """JSON read as JSON: the arguments before the name, an id or another member first or last."""
+    for body in (
+        '{"arguments": {"city": "Paris"}, "name": "get_weather"}',
+        '{"id": "abcdefghi", "name": "get_weather", "arguments": {"city": "Paris"}}',
+        '{"type": "function", "name": "get_weather", "arguments": {"city": "Paris"}, "x": [1]}',
+    ):
+        got = read(template, wrap.replace("{}", body))
+        assert got["tool_calls"] == [call(city="Paris")] and got["ok"], (body, got)
