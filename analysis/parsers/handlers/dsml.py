@@ -76,7 +76,9 @@ def markup_handler(name: str, dialect: str, section: str) -> Handler:
         text = p.literal('true">') + p.tag(TOOL_ARG_STRING, p.until(param_end))
         head = p.literal(invoke) + tags.tool_name(p.literal(function["name"])) + p.literal('">') + p.space()
         if not strict:  # any argument, in any order, each value text or JSON
-            arg_name = p.choice(*(p.literal(str(n)) for n in names)) if names else p.chars('[^"]', 1, UNBOUNDED)
+            # a declared name (longest first, whole), else any (an argument the schema does not declare is kept: the schema check reports it)
+            # (a name is complete, and shown, once its closing quote confirms it)
+            arg_name = p.choice(*(p.literal(str(n)) + p.peek(p.literal('"')) for n in names), p.chars('[^"]', 1, UNBOUNDED) + p.peek(p.literal('"')))
             # a typed value that reads as no type is kept as written (the schema check reports it)
             end = p.peek(p.space() + p.literal(param_end))
             typed = p.literal('false">') + p.space() + typed_value({}, f"{function['name']}-value", end, p.tag(TOOL_ARG_RAW, p.until(param_end)))

@@ -100,7 +100,11 @@ def _call(function: Mapping[str, Any], strict: bool = False) -> Parser:
     parameters = function.get("parameters") or {}
     properties = parameters.get("properties") if isinstance(parameters, Mapping) else None
     names = sorted(properties, key=lambda n: -len(str(n))) if isinstance(properties, Mapping) else []
-    key = p.choice(*(p.literal(_attribute(str(n))) for n in names)) if names else p.chars('[^"<]', 1, UNBOUNDED)
+    # a declared name (longest first, whole), else (parsing) any: an argument the
+    # schema does not declare is kept, as in the generic formats (the schema check reports it)
+    declared = [p.literal(_attribute(str(n))) + p.peek(p.literal('"')) for n in names]
+    any_key = p.chars('[^"<]', 1, UNBOUNDED) + p.peek(p.literal('"'))  # (complete, and shown, once its quote confirms it)
+    key = p.choice(*declared, *([] if strict and names else [any_key]))
     string_value = p.literal('string"' + SEP) + p.tag(TOOL_ARG_RAW, p.until(ARG_CLOSE))
     # a typed value that reads as no type is kept as written (the schema check reports it)
     end = p.peek(p.space() + p.literal(ARG_CLOSE))

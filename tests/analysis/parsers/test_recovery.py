@@ -830,3 +830,30 @@ def test_a_json_call_object_reads_with_its_members_in_any_order(template: str, w
     ):
         got = read(template, wrap.replace("{}", body))
         assert got["tool_calls"] == [call(city="Paris")] and got["ok"], (body, got)
+
+
+@pytest.mark.parametrize(
+    "template, output",
+    [
+        (
+            "deepseek-ai-DeepSeek-V3.2.jinja",
+            '<｜DSML｜function_calls>\n<｜DSML｜invoke name="get_weather">\n<｜DSML｜parameter name="city" string="true">Paris</｜DSML｜parameter>\n'
+            '<｜DSML｜parameter name="verbose" string="false">true</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>',
+        ),
+        (
+            "Kimi-K3.jinja",
+            '<|open|>tools<|sep|><|open|>call tool="get_weather" index="1"<|sep|><|open|>argument key="city" type="string"<|sep|>Paris<|close|>argument<|sep|>'
+            '<|open|>argument key="verbose" type="boolean"<|sep|>true<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>',
+        ),
+    ],
+)
+def test_dsml_and_kimi_k3_keep_an_argument_the_schema_does_not_declare(template: str, output: str) -> None:
+    """As the generic tagged formats do: the call is kept, the schema check
+    reports the argument (they had rejected the whole call)."""
+    got = read(template, reasoning_closed(template) + output)
+    assert got["tool_calls"] == [{"function": {"name": "get_weather", "arguments": {"city": "Paris", "verbose": True}}}], got
+    from analysis.generation.call_check import call_problems
+    from analysis.messages.mapper import ToolCall
+    from tests.conftest import WEATHER_TOOLS
+
+    assert call_problems(Message(tool_calls=(ToolCall("get_weather", '{"city": "Paris", "verbose": true}'),)), WEATHER_TOOLS)
