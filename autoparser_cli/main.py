@@ -39,7 +39,7 @@ from autoparser_cli.options import (
 )
 
 if TYPE_CHECKING:
-    from analysis.messages import Delta, Message
+    from analysis.messages import Delta
     from analysis.parsers import ChatRequest
 
 app = typer.Typer(
@@ -433,7 +433,7 @@ def parse(
     """
     import json
 
-    from analysis.generation import StreamParser, auto_parser, call_problems, parse_hints
+    from analysis.generation import auto_parser, call_problems, parse_hints
     from analysis.template import load_template
 
     chat_request = _request(request, tools, reasoning_format, enable_thinking, parallel_tool_calls)
@@ -445,22 +445,24 @@ def parse(
     generated = parser.generate(chat_request)
     shown: _DeltaPrinter | None = None
     if stream:
-        from analysis.phases import CallIdPosition
+        from analysis.generation import OpenAIStream
 
-        shown = _DeltaPrinter(as_json, id_follows_name=generated.analysis.tools.call_id.pos is CallIdPosition.BETWEEN_FUNC_AND_ARGS)
-        streamer = StreamParser(generated)
+        streamer = OpenAIStream(generated)
+        shown = _DeltaPrinter(as_json, streamer)
         for i in range(0, len(text), chunk):
-            shown.add(streamer.feed(text[i : i + chunk]))
-        if partial:
-            outcome = generated.parse(text, partial=True)
+            shown.add(streamer.parser.feed(text[i : i + chunk]))
+        if partial:  # (cut short: the stream's own reading so far, nothing more to come)
+            from analysis.generation import ParseOutcome
+
+            outcome = ParseOutcome(streamer.parser.message(), True, need_more=True)
         else:
-            final_deltas, outcome = streamer.finish()
+            final_deltas, outcome = streamer.parser.finish()
             shown.add(final_deltas)
         shown.flush()
     else:
         outcome = generated.parse(text, partial=partial)
     if as_json:
-        message = shown.message(outcome.message) if shown is not None else outcome.message.to_openai()
+        message = streamer.message(outcome.message) if stream else outcome.message.to_openai()
         write_stdout(json.dumps(message, ensure_ascii=False) + "\n")
     else:
         from autoparser_cli.formatting import message_panels
@@ -482,75 +484,38 @@ def parse(
 
 
 class _DeltaPrinter:
-    """Prints stream deltas: each as a JSON line, or in Rich mode batched (the
-    deltas of the last tenth of a second, adjacent ones of the same field joined)."""
+    """Prints stream deltas: each as a JSON line, as the library's
+    :class:`~analysis.generation.OpenAIStream` gives them, or in Rich mode
+    batched (the deltas of the last tenth of a second, adjacent ones of the
+    same field joined)."""
 
-    def __init__(self, as_json: bool, interval_s: float = 0.1, id_follows_name: bool = False):
+    def __init__(self, as_json: bool, openai: Any, interval_s: float = 0.1):
         self.as_json = as_json
+        self.openai = openai
         self.interval_s = interval_s
         self.pending: list[Delta] = []
         self.last = time.monotonic()
-        #: the id each call's first delta carried (the model's, else a generated one)
-        self.ids: dict[int, str] = {}
-        #: the format writes a call's id after its name (Mistral's [CALL_ID]): a
-        #: call's first delta waits for the next one, which brings the id if any
-        self.id_follows_name = id_follows_name
-        self.held: Delta | None = None
-
-    def _openai(self, delta: Delta) -> dict[str, Any]:
-        """A delta as OpenAI streams it: a call's id comes once, in its first chunk."""
-        from analysis.messages import generated_call_id
-
-        data: dict[str, Any] = delta.to_json()
-        index = delta.tool_index
-        if index is not None:
-            call = data["tool_calls"][0]
-            if index not in self.ids:
-                self.ids[index] = delta.tool_id or generated_call_id(index)
-                call["id"] = self.ids[index]
-            else:
-                call.pop("id", None)
-        return data
-
-    def message(self, message: Message) -> dict[str, Any]:
-        """The final message as OpenAI returns it, with the ids the stream gave."""
-        data: dict[str, Any] = message.to_openai()
-        for i, call in enumerate(data.get("tool_calls", [])):
-            if i in self.ids:
-                call["id"] = self.ids[i]
-        return data
 
     def add(self, deltas: list[Delta] | tuple[Delta, ...]) -> None:
-
         if self.as_json:
-            for delta in deltas:
-                held = self.held
-                if held is not None and delta.tool_index == held.tool_index:  # the id (if written) comes now
-                    delta = held._replace(tool_id=delta.tool_id, arguments=(held.arguments or "") + (delta.arguments or "") or None)
-                    self.held = None
-                elif held is not None:
-                    self._write(held)
-                    self.held = None
-                if self.id_follows_name and delta.tool_name is not None and delta.tool_id is None:
-                    self.held = delta
-                    continue
-                self._write(delta)
+            self._write(self.openai.convert(deltas))
             return
         self.pending.extend(deltas)
         if self.pending and time.monotonic() - self.last >= self.interval_s:
             self.flush()
 
-    def _write(self, delta: Delta) -> None:
+    def _write(self, deltas: list[dict[str, Any]]) -> None:
         import json
 
-        write_stdout(json.dumps({"delta": self._openai(delta)}, ensure_ascii=False) + "\n")
+        for delta in deltas:
+            write_stdout(json.dumps({"delta": delta}, ensure_ascii=False) + "\n")
 
     def flush(self) -> None:
         from autoparser_cli.formatting import delta_text, merge_deltas
 
-        if self.held is not None:  # (the stream ended before the call's next delta)
-            self._write(self.held)
-            self.held = None
+        if self.as_json:  # (a call's first delta the stream ended before the next one of)
+            self._write(self.openai.flush())
+            return
         for delta in merge_deltas(self.pending):
             console().print(delta_text(delta))
         self.pending = []

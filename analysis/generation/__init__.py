@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from analysis.generation.generator import AutoParser, auto_parser
     from analysis.generation.grammar_check import GrammarFit, check_output
     from analysis.generation.hints import parse_hints
+    from analysis.generation.openai_stream import OpenAIStream
     from analysis.generation.results import ParseOutcome, Trigger
     from analysis.generation.streaming import StreamParser, stream_output
 
@@ -29,11 +30,12 @@ _EXPORTS = {
     "ParseOutcome": "results",
     "Trigger": "results",
     "StreamParser": "streaming",
+    "OpenAIStream": "openai_stream",
     "stream_output": "streaming",
     "parse_hints": "hints",
     "call_problems": "call_check",
     "check_output": "grammar_check",
     "GrammarFit": "grammar_check",
 }
-__all__ = ["AutoParser", "Generated", "GrammarFit", "ParseOutcome", "StreamParser", "Trigger", "analyze_template", "auto_parser", "cached_analysis", "call_problems", "check_output", "parse_hints", "stream_output"]
+__all__ = ["AutoParser", "Generated", "GrammarFit", "OpenAIStream", "ParseOutcome", "StreamParser", "Trigger", "analyze_template", "auto_parser", "cached_analysis", "call_problems", "check_output", "parse_hints", "stream_output"]
 __getattr__ = lazy_getattr(__name__, _EXPORTS)
