@@ -553,8 +553,6 @@ def check(
     from analysis.userio import ensure_writable, write_atomic
     from autoparser_cli.formatting import check_details, check_table, progress_bar
 
-    if update_lock and lock is None:
-        raise fail("--update-lock needs --lock FILE")
     if junit is not None:
         ensure_writable(junit, "JUnit report")
     options = CheckOptions(

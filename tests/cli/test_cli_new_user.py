@@ -305,3 +305,9 @@ def test_a_finished_parse_keeps_every_character_that_is_not_structure(template: 
         result = run_cli("parse", "--template", str(ZOO / template), "--tools", TOOLS, str(path), "--json", *stream)
         message = json.loads(result.stdout.splitlines()[-1])
         assert kept in json.dumps(message), (stream, result.stdout)
+
+
+def test_update_lock_without_lock_is_one_line_from_the_core() -> None:
+    """Checked once, where the run is (the CLI had a copy of the check)."""
+    err = assert_clean_error(run_cli("check", str(DEMO), "--update-lock"))
+    assert err == "error: --update-lock needs --lock FILE"
