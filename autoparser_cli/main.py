@@ -116,7 +116,7 @@ def render(
     Example: autoparser render templates/demo.jinja --scenario all
     """
     from analysis.fixtures import FULL_CONVERSATION, WEATHER_TOOL
-    from analysis.probing import render_adapted
+    from analysis.probing import render_adapted, tokens_written
     from analysis.template import RENDER_ARGUMENTS, ChatTemplate, RenderRequest, load_template
     from analysis.userio import validate_tools
 
@@ -168,24 +168,10 @@ def render(
     write_stdout("".join(texts))
     unset = [name for name in ("bos_token", "eos_token") if not getattr(loaded, name)]
     if unset:
-        read = _tokens_read(template, unset, RenderRequest(conversation, tool_list, add_generation_prompt, enable_thinking, extra))
+        read = tokens_written(template, unset, RenderRequest(conversation, tool_list, add_generation_prompt, enable_thinking, extra))
         if read:
             options = ", ".join("--" + name.replace("_", "-") for name in read)
             note(f"the template writes {' and '.join(read)}, which the source does not give: rendered empty (give {options})")
-
-
-def _tokens_read(template: Any, names: list[str], request: Any) -> list[str]:
-    """Which of ``names`` (bos_token, eos_token) the template writes into this
-    render: those whose stand-in value shows in a render made with it."""
-    from analysis.errors import TemplateRenderError
-    from analysis.probing import render_adapted
-
-    marks = {name: f"\x00{name}\x00" for name in names}
-    try:  # (adapted where the template rejects it: only what it writes is asked)
-        probe = render_adapted(template, dataclasses.replace(request, extra={**request.extra, **marks}))
-    except TemplateRenderError:
-        return []
-    return [name for name, mark in marks.items() if mark in probe]
 
 
 def _adapted_note(label: str, error: str) -> None:

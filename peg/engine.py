@@ -252,7 +252,7 @@ def _until(node: Until, st: _State, pos: int) -> _Result:
             return OK, hit, _NONE
     best = _first_unescaped(node, text, pos, st.partial) if node.escape else _first_of(node.delimiters, text, pos)
     if node.then is not None:
-        best, decided = _first_that_reads(node, node.then, st, pos, best)
+        best, decided = _first_that_reads(node.then, st, best, functools.partial(_next_delimiter, node, st))
         if not decided:  # (partial input: what follows the delimiter may still read, or not)
             if node.tentative:
                 return OK, best, _NONE
@@ -289,26 +289,28 @@ def _repaired_end(node: Until, st: _State, pos: int) -> _Result | None:
         return st.more(node, pos, first)
     if node.repair_then is None:
         return OK, first, _NONE
-    # (a repair's look-ahead runs as the until's own: the same bookkeeping)
-    repair = Until(node.repairs, escape=node.escape, then=node.repair_then)
-    best, _ = _first_that_reads(repair, node.repair_then, st, pos, first)
+    best, _ = _first_that_reads(node.repair_then, st, first, lambda i: _first_of(node.repairs, st.text, i))
     return (OK, best, _NONE) if best >= 0 else None
 
 
-def _first_that_reads(node: Until, then: Parser, st: _State, pos: int, first: int) -> tuple[int, bool]:
-    """From the delimiter found at ``first`` on, the first from which ``then``
-    matches (-1: none), and whether that is decided: on partial input, a
-    delimiter from which ``then`` ran out of input is not (it may yet match or
-    not; the text is shown up to it).  Each look-ahead is one parse from a
-    delimiter's position (memoised where ``then`` is a rule)."""
-    text = st.text
-    found = first
+def _next_delimiter(node: Until, st: _State, at: int) -> int:
+    """Where ``node``'s next delimiter starts at or after ``at`` (-1: none)."""
+    return _first_unescaped(node, st.text, at, st.partial) if node.escape else _first_of(node.delimiters, st.text, at)
+
+
+def _first_that_reads(then: Parser, st: _State, first: int, following: Callable[[int], int]) -> tuple[int, bool]:
+    """From the delimiter found at ``first`` on (``following(i)``: where the
+    next one starts at or after ``i``), the first from which ``then`` matches
+    (-1: none), and whether that is decided: on partial input, a delimiter
+    from which ``then`` ran out of input is not (it may yet match or not; the
+    text is shown up to it).  Each look-ahead is one parse from a delimiter's
+    position (memoised where ``then`` is a rule)."""
     # (a look-ahead leaves no trace in where a failure was furthest; what input it
     # ran out at stays: a delimiter accepted tentatively is read on from there)
     saved = (st.furthest, st.expected, st.furthest_stack)
     st.expected = set(st.expected)
     try:
-        return _first_match(node, then, st, found, text)
+        return _first_match(then, st, first, following)
     finally:
         # (the furthest failure inside a rejected look-ahead explains a parse that
         # then fails at the end: a call that did not read, rather than "end of input")
@@ -317,7 +319,7 @@ def _first_that_reads(node: Until, then: Parser, st: _State, pos: int, first: in
         st.furthest, st.expected, st.furthest_stack = saved
 
 
-def _first_match(node: Until, then: Parser, st: _State, found: int, text: str) -> tuple[int, bool]:
+def _first_match(then: Parser, st: _State, found: int, following: Callable[[int], int]) -> tuple[int, bool]:
     while found >= 0:
         status, _, _ = _match(then, st, found)
         if status == OK:
@@ -325,8 +327,7 @@ def _first_match(node: Until, then: Parser, st: _State, found: int, text: str) -
         if status == MORE:
             return found, False
         st.any_rejected = True
-        # (not there: the next delimiter, after this one's first character)
-        found = _first_unescaped(node, text, found + 1, st.partial) if node.escape else _first_of(node.delimiters, text, found + 1)
+        found = following(found + 1)  # (not there: the next delimiter, after this one's first character)
     return -1, True
 
 

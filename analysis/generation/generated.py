@@ -131,8 +131,7 @@ class Generated:
                 shown = map_result(prefix, self.keeps_reasoning_in_content, self.hooks, final=True)
                 if len(shown.tool_calls) > len(message.tool_calls) + len(unread_calls):
                     return self._cut_outcome(output, prefix, "the output ends inside a tool call (cut off at max_tokens?)")
-        if marker_in_text:
-            # a call marker read as text: a quoted one is prose; a block from one
+            # else a quoted one is prose; a block from one
             # to a call's closer is a call that does not read (kept as text, reported;
             # the calls around it are calls)
             unread = self._unread_block(result)

@@ -4,6 +4,7 @@ capabilities (the polyfills llama.cpp applies) and rendered once more."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from analysis.errors import RenderLimitError, TemplateRenderError
@@ -85,3 +86,16 @@ def render_adapted(
         if on_adapt is not None:  # (only when the adapted conversation rendered)
             on_adapt(first_error.detail if first_error.line is None else f"line {first_error.line}: {first_error.detail}")
         return text
+
+
+def tokens_written(template: ChatTemplate, names: list[str], request: RenderRequest) -> list[str]:
+    """Which of ``names`` (``bos_token``, ``eos_token``) the template writes
+    into this render: those whose stand-in value shows in a render made with
+    them (adapted where the template rejects the conversation: only what it
+    writes is asked).  A template that raises writes none."""
+    marks = {name: f"\x00{name}\x00" for name in names}
+    try:
+        probe = render_adapted(template, replace(request, extra={**request.extra, **marks}))
+    except TemplateRenderError:
+        return []
+    return [name for name, mark in marks.items() if mark in probe]
