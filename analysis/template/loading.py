@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,8 @@ class TemplateSource:
     variants: Mapping[str, str]
     bos_token: str = ""
     eos_token: str = ""
+    #: the tokenizer config's ``add_bos_token`` (None when the source does not say)
+    add_bos_token: bool | None = None
 
     def pick(self, variant: str | None = None, has_tools: bool = False) -> LoadedTemplate:
         """Choose one variant: the named one, else ``tool_use`` when tools are present
@@ -52,6 +54,7 @@ class TemplateSource:
             variant=name,
             bos_token=self.bos_token,
             eos_token=self.eos_token,
+            add_bos_token=self.add_bos_token,
         )
 
 
@@ -65,6 +68,8 @@ class LoadedTemplate:
     bos_token: str = ""
     eos_token: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict)
+    #: whether the tokenizer adds a BOS token of its own (None: the source does not say)
+    add_bos_token: bool | None = None
 
 
 def _display_name(origin: str, variant: str, count: int) -> str:
@@ -137,17 +142,25 @@ def _load_json_config(path: Path) -> TemplateSource:
         variants=_variants_from_field(data["chat_template"], path),
         bos_token=_token_text(data.get("bos_token")),
         eos_token=_token_text(data.get("eos_token")),
+        add_bos_token=_flag(data.get("add_bos_token")),
     )
+
+
+def _flag(value: Any) -> bool | None:
+    """A config's boolean setting; None when absent or not a boolean."""
+    return value if isinstance(value, bool) else None
 
 
 def _load_folder(path: Path) -> TemplateSource:
     config = path / "tokenizer_config.json"
     bos = eos = ""
+    add_bos: bool | None = None
     config_source = None
     if config.is_file():
         data = read_json(config)
         if isinstance(data, Mapping):
             bos, eos = _token_text(data.get("bos_token")), _token_text(data.get("eos_token"))
+            add_bos = _flag(data.get("add_bos_token"))
             if "chat_template" in data:
                 config_source = _load_json_config(config)
     variants: dict[str, str] = {}
@@ -166,7 +179,7 @@ def _load_folder(path: Path) -> TemplateSource:
             f"{path}: no chat template in folder (expected chat_template.jinja, "
             "chat_template.json or tokenizer_config.json with chat_template)"
         )
-    return TemplateSource(origin=str(path), variants=variants, bos_token=bos, eos_token=eos)
+    return TemplateSource(origin=str(path), variants=variants, bos_token=bos, eos_token=eos, add_bos_token=add_bos)
 
 
 def _load_gguf(path: Path) -> TemplateSource:
@@ -227,11 +240,18 @@ def _load_gguf(path: Path) -> TemplateSource:
         except Exception:  # noqa: BLE001 - a token the reader cannot decode reads as none
             return ""
 
+    def flag(key: str) -> bool | None:
+        f = reader.fields.get(key)
+        if f is None or not f.types or f.types[0] != GGUFValueType.BOOL or not f.data:
+            return None
+        return bool(f.parts[f.data[0]][0])
+
     return TemplateSource(
         origin=str(path),
         variants=variants,
         bos_token=token_text("tokenizer.ggml.bos_token_id"),
         eos_token=token_text("tokenizer.ggml.eos_token_id"),
+        add_bos_token=flag("tokenizer.ggml.add_bos_token"),
     )
 
 
@@ -268,7 +288,7 @@ def load_hub(
         detail = one_line(exc) or type(exc).__name__
         raise TemplateLoadError(f"{origin}: cannot read it from the Hugging Face Hub ({detail})") from None
     source = _load_folder(Path(str(folder)))
-    return TemplateSource(origin=origin, variants=source.variants, bos_token=source.bos_token, eos_token=source.eos_token)
+    return replace(source, origin=origin)
 
 
 #: a file name's extension (``.jinja``, ``.jinj``, ``.json``), not a version in a

@@ -34,7 +34,7 @@ import threading
 import time
 import warnings
 from collections import OrderedDict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -47,11 +47,12 @@ from analysis.errors import (
     TemplateSyntaxError,
 )
 from analysis.template.sandbox import (
-    IndexTrackingStr,
     RenderLimits,
+    RenderNotes,
     compile_template,
     over_memory,
     render_compiled,
+    render_notes,
 )
 
 _HEADER = struct.Struct("!Q")
@@ -64,10 +65,8 @@ class RenderStats:
     """What one render cost and noticed, besides its text."""
 
     cpu_s: float
-    #: How often ``+`` turned a dict or list into JSON text during the render.
-    stringified_containers: int
-    #: How often a template indexed an :class:`~analysis.template.sandbox.IndexTrackingStr`.
-    indexed_strings: int
+    #: what the render noticed (also when it failed)
+    notes: RenderNotes = field(default_factory=RenderNotes)
 
 
 #: what went wrong, as data: (kind, message, line, [column]); kind is "syntax",
@@ -209,15 +208,15 @@ class _Worker:
                     self.compiled.popitem(last=False)
             self.compiled.move_to_end(key)
             if request.op == "compile":
-                return WorkerReply("ok", None, RenderStats(_cpu_now() - start, 0, 0))
-            text, stringified, indexed = render_compiled(
+                return WorkerReply("ok", None, RenderStats(_cpu_now() - start))
+            text, notes = render_compiled(
                 compiled,
                 request.variables or {},
                 request.name,
                 now=request.now,
                 strict_undefined_json=request.strict_undefined_json,
             )
-            return WorkerReply("ok", text, RenderStats(_cpu_now() - start, stringified, indexed))
+            return WorkerReply("ok", text, RenderStats(_cpu_now() - start, notes))
         except MemoryError:
             return WorkerReply("error", ("limit", over_memory(limits.memory_mb), None))
         except RecursionError:
@@ -225,7 +224,8 @@ class _Worker:
         except Exception as exc:  # noqa: BLE001 - every failure goes back as data
             # What the failed render noticed still counts (a template may index
             # content as a list and then reject the conversation).
-            return WorkerReply("error", _error_reply(exc), RenderStats(_cpu_now() - start, 0, IndexTrackingStr.hits))
+            noticed = render_notes(compiled.env) if compiled is not None else RenderNotes()
+            return WorkerReply("error", _error_reply(exc), RenderStats(_cpu_now() - start, noticed))
         finally:
             signal.setitimer(signal.ITIMER_PROF, 0)
 
@@ -336,7 +336,7 @@ class RenderWorker:
                 if reply is None:
                     status = self._stop()
                     # A worker ended by its CPU timer used all the time it was given.
-                    spent = RenderStats(request.cpu_s, 0, 0) if _cpu_killed(status) else None
+                    spent = RenderStats(request.cpu_s) if _cpu_killed(status) else None
                     return WorkerReply("error", ("limit", _death_reason(status, request), None), spent)
                 if not isinstance(reply, WorkerReply):  # pragma: no cover - the worker only sends replies
                     raise TypeError(f"unexpected worker reply {type(reply).__name__}")

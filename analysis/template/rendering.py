@@ -21,7 +21,7 @@ from analysis.errors import (
 )
 from analysis.template.loading import LoadedTemplate
 from analysis.template.render_worker import RenderStats, WorkerRequest, worker
-from analysis.template.sandbox import RenderLimits
+from analysis.template.sandbox import RenderLimits, RenderNotes
 
 #: The clock analysis uses so that renders are reproducible.
 FROZEN_CLOCK: Callable[[], datetime] = lambda: datetime(2026, 1, 1, 12, 0, 0)  # noqa: E731
@@ -144,15 +144,22 @@ class ChatTemplate:
         ``strict_undefined_json``, ``tojson`` of an undefined value raises (as
         in llama.cpp's engine, which the reference probes with).  A sandbox
         limit still raises: a runaway template is an error, not a missing capability."""
+        attempt = self.attempt(request, strict_undefined_json)
+        return ProbeRender(attempt.text, attempt.stats)
+
+    def attempt(self, request: RenderRequest, strict_undefined_json: bool = False) -> RenderAttempt:
+        """Render ``request``: its text, or the error the template raised (as
+        data), and what the render noticed either way.  A sandbox limit still
+        raises: a runaway template is an error of its own."""
         text, error, stats = self._render(request, strict_undefined_json)
-        if text is None:
-            try:
-                _raise_reply(error, self.name)
-            except RenderLimitError:
-                raise
-            except TemplateRenderError:
-                return ProbeRender(None, stats)
-        return ProbeRender(text, stats)
+        if text is not None:
+            return RenderAttempt(text, None, stats)
+        try:
+            _raise_reply(error, self.name)
+        except RenderLimitError:
+            raise
+        except TemplateRenderError as exc:
+            return RenderAttempt(None, exc, stats)
 
     def _render(self, request: RenderRequest, strict_undefined_json: bool) -> tuple[str | None, Any, RenderStats | None]:
         """(text, None, stats) for a render, (None, the worker's error, stats) for a failed one."""
@@ -180,6 +187,20 @@ class ChatTemplate:
 
 
 @dataclass(frozen=True)
+class RenderAttempt:
+    """A render's text, or (None and) the error the template raised; and its stats."""
+
+    text: str | None
+    error: TemplateRenderError | None
+    stats: RenderStats | None
+
+    @property
+    def notes(self) -> RenderNotes:
+        """What the render noticed (empty when the worker could not say)."""
+        return self.stats.notes if self.stats is not None else RenderNotes()
+
+
+@dataclass(frozen=True)
 class ProbeRender:
     """A probe render's text (None: the template raised) and what it noticed."""
 
@@ -189,12 +210,17 @@ class ProbeRender:
     @property
     def stringified_containers(self) -> int:
         """How often the render's ``+`` turned a dict or list into JSON text."""
-        return self.stats.stringified_containers if self.stats is not None else 0
+        return self.notes.stringified_containers
 
     @property
     def indexed_strings(self) -> int:
         """How often the render indexed an ``IndexTrackingStr`` like a list."""
-        return self.stats.indexed_strings if self.stats is not None else 0
+        return self.notes.indexed_strings
+
+    @property
+    def notes(self) -> RenderNotes:
+        """Everything the render noticed (empty when the worker could not say)."""
+        return self.stats.notes if self.stats is not None else RenderNotes()
 
 
 def _raise_reply(fields: tuple[Any, ...], name: str) -> NoReturn:

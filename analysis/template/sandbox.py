@@ -25,15 +25,16 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from types import CodeType
-from typing import Any
+from typing import Any, ClassVar
 
 import jinja2
 from jinja2 import nodes
 from jinja2.compiler import CodeGenerator, Frame
+from jinja2.exceptions import UndefinedError
 from jinja2.ext import Extension
 from jinja2.runtime import Macro, Undefined
 from jinja2.sandbox import ImmutableSandboxedEnvironment
-from jinja2.utils import Namespace
+from jinja2.utils import Namespace, missing
 from markupsafe import Markup
 
 from analysis import disk_cache
@@ -125,7 +126,19 @@ class _LimitExceeded(Exception):
 
 class LenientUndefined(jinja2.ChainableUndefined):
     """Undefined that tolerates attribute chains (``x.additionalProperties``),
-    iteration, comparison and JSON serialisation, as llama.cpp's engine does."""
+    iteration, comparison and JSON serialisation, as llama.cpp's engine does.
+
+    It also notes the names of the variables a render read that nobody set
+    (:attr:`read_names`, reset per render), so lint can tell which switches
+    (``enable_thinking``, ``reasoning_effort``…) a template reads."""
+
+    #: the top-level variables read but not set in the current render
+    read_names: ClassVar[set[str]] = set()
+
+    def __init__(self, hint: str | None = None, obj: Any = missing, name: str | None = None, exc: Any = UndefinedError) -> None:
+        super().__init__(hint, obj, name, exc)
+        if obj is missing and name is not None and hint is None:
+            LenientUndefined.read_names.add(name)
 
     def __iter__(self) -> Iterator[Any]:
         return iter(())
@@ -148,7 +161,14 @@ class GenerationExtension(Extension):
     def parse(self, parser: Any) -> nodes.Node:
         lineno = next(parser.stream).lineno
         body = parser.parse_statements(("name:endgeneration",), drop_needle=True)
-        return nodes.Scope(body, lineno=lineno)
+        mark = nodes.Output([self.call_method("_entered")], lineno=lineno)
+        return nodes.Scope([mark, *body], lineno=lineno)
+
+    def _entered(self) -> str:
+        """Counts the block's renders (lint tells whether a template marks
+        assistant text for ``return_assistant_tokens_mask``); writes nothing."""
+        self.environment.generation_blocks += 1  # type: ignore[attr-defined]
+        return ""
 
 
 class _CheckedCodeGenerator(CodeGenerator):
@@ -290,6 +310,8 @@ class SandboxedTemplateEnvironment(ImmutableSandboxedEnvironment):
         #: How often ``+`` had to turn a dict/list into JSON text (caps use it to
         #: tell templates that expect string tool-call arguments).
         self.stringified_containers = 0
+        #: How often a ``{% generation %}`` block was rendered.
+        self.generation_blocks = 0
         #: When set, ``tojson`` of an undefined value raises (as in llama.cpp's
         #: engine); capability probes use it to mirror the reference.
         self.strict_undefined_json = False
@@ -675,22 +697,44 @@ def _cached_code(key: str, cache: Path | None) -> CodeType | None:
     return code
 
 
+@dataclass(frozen=True)
+class RenderNotes:
+    """What a render noticed besides its text."""
+
+    #: how often ``+`` had to turn a dict or list into JSON text
+    stringified_containers: int = 0
+    #: how often an :class:`IndexTrackingStr` was indexed like a list
+    indexed_strings: int = 0
+    #: how often a ``{% generation %}`` block was rendered
+    generation_blocks: int = 0
+    #: the top-level variables the render read that were not set, sorted
+    read_unset: tuple[str, ...] = ()
+
+
 def render_compiled(
     compiled: CompiledTemplate,
     variables: dict[str, Any],
     name: str,
     now: datetime | None = None,
     strict_undefined_json: bool = False,
-) -> tuple[str, int, int]:
-    """Render a compiled template: its text, how often ``+`` had to turn a dict
-    or list into JSON text, and how often an :class:`IndexTrackingStr` was indexed."""
+) -> tuple[str, RenderNotes]:
+    """Render a compiled template: its text and what the render noticed."""
     env = compiled.env
     env.clock = (lambda: now) if now is not None else datetime.now
     env.strict_undefined_json = strict_undefined_json
     env.stringified_containers = 0
+    env.generation_blocks = 0
     IndexTrackingStr.hits = 0
+    LenientUndefined.read_names = set()
     text = env.render_guarded(compiled.template, variables, name)
-    return text, env.stringified_containers, IndexTrackingStr.hits
+    return text, render_notes(env)
+
+
+def render_notes(env: SandboxedTemplateEnvironment) -> RenderNotes:
+    """What the environment's last render noticed (also after it failed)."""
+    return RenderNotes(
+        env.stringified_containers, IndexTrackingStr.hits, env.generation_blocks, tuple(sorted(LenientUndefined.read_names))
+    )
 
 
 def template_line(exc: BaseException) -> int | None:
