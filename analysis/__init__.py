@@ -15,6 +15,9 @@ the layers above it in this list, and ``peg``):
   streaming, hints and the checks of a parsed message;
 - ``export``: the inferred parser as a Hugging Face ``response_template``,
   transformers' reading of it, and ``tokenizer_config.json`` writing;
+- ``lint``: template defects found by rendering conversations (history
+  that is not a prefix, shapes that raise, tool calls that lose
+  information, thinking switches…), each with its evidence;
 - ``checks``: expected-parse cases, round-trip probes, and ``check``'s
   orchestration.
 

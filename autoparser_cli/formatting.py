@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from rich.cells import cell_len
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
 
     from analysis.checks import ProbeReading, RoundTrip, TemplateCheck
     from analysis.generation import Generated, Trigger
+    from analysis.lint import LintReport, Switch
     from analysis.messages import Delta, Message
     from analysis.phases import TemplateAnalysis
     from analysis.probing import Comparison
@@ -34,13 +36,17 @@ def visible(marker: str) -> Text:
     return Text(f'"{shown}"', style="cyan")
 
 
-def caps_table(name: str, caps: Capabilities) -> Table:
-    """The capability flags as a two-column table."""
+def caps_table(name: str, caps: Capabilities, switches: tuple[Switch, ...] | None = None) -> Table:
+    """The capability flags as a two-column table, and (when given) the
+    reasoning switches the template reads."""
     table = Table(title=Text(f"Capabilities of {one_line_safe(name)}"), show_header=True)
     table.add_column("capability", overflow="fold")
     table.add_column("supported", overflow="fold")
     for key, value in caps.to_dict().items():
         table.add_row(key, Text("yes", style="green") if value else Text("no", style="red"))
+    if switches is not None:
+        described = ", ".join(s.describe() for s in switches) or "none read"
+        table.add_row("reasoning switches", Text(terminal_safe(described)))
     return table
 
 
@@ -521,6 +527,13 @@ def check_details(
                 lines.append((f"round trip {trip.probe} skipped: {trip.detail}", "dim"))
         for line in drifted.get(check.name, []):
             lines.append((f"drifted: {line}", "red"))
+        if check.lint is not None:
+            for finding in check.lint.findings:
+                if finding.severity.value != "info":
+                    test = f"{check.name}:{finding.rule}"
+                    note = f" (known failure: {known[test]})" if test in known else ""
+                    style = "yellow" if note or finding.severity.value == "warning" else "red"
+                    lines.append((f"lint {finding.severity.value} {finding.rule}{note}: {finding.message}", style))
         if lines:
             out.append(Text(terminal_safe(check.name), style="bold"))
             out.extend(Text("  " + terminal_safe(text), style=style) for text, style in lines)
@@ -578,3 +591,38 @@ class progress_bar:
 
     def __exit__(self, *exc: object) -> None:
         self._progress.stop()
+
+
+_SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+
+
+def lint_table(report: LintReport) -> Table:
+    """One row per finding: severity, rule and message (the evidence is in :func:`lint_evidence`)."""
+    counts = report.counts()
+    title = f"Lint of {one_line_safe(report.template)}: {counts['error']} errors, {counts['warning']} warnings, {counts['info']} info"
+    table = Table(title=Text(title), title_justify="left")
+    for column in ("severity", "rule", "finding"):
+        table.add_column(column, overflow="fold")
+    for finding in report.findings:
+        severity = finding.severity.value
+        table.add_row(Text(severity, style=_SEVERITY_STYLE[severity]), Text(finding.rule), Text(terminal_safe(finding.message)))
+    return table
+
+
+def lint_evidence(report: LintReport, width: int = 100) -> list[Text]:
+    """Each finding's evidence: the render (or conversation) around the place
+    to look, on one line, with a caret under it; then the rules that did not run."""
+    out: list[Text] = []
+    for finding in report.findings:
+        if not finding.evidence:
+            continue
+        out.append(Text(f"{finding.severity.value} {finding.rule}: {terminal_safe(finding.message)}", style=_SEVERITY_STYLE[finding.severity.value]))
+        for evidence in finding.evidence:
+            label = f"  {evidence.label}: "
+            line, caret = evidence.window(max(40, width - len(label)))
+            out.append(Text(label, style="dim").append(terminal_safe(line)))
+            if caret is not None:  # (under the character: wide ones take two columns)
+                out.append(Text(" " * (len(label) + cell_len(terminal_safe(line[:caret]))) + "^", style="bold"))
+    for rule, why in report.skipped.items():
+        out.append(Text(f"not run: {rule}: {terminal_safe(why)}", style="dim"))
+    return out

@@ -185,12 +185,14 @@ def caps(
     as_json: bool = typer.Option(False, "--json", help="Print the flags as JSON."),
     variant: str | None = VariantOpt,
 ) -> None:
-    """Detect a template's capabilities by probe renders.
+    """Detect a template's capabilities by probe renders, and the reasoning
+    switches it reads (enable_thinking, reasoning_effort…) with what each changes.
 
     Example: autoparser caps templates/demo.jinja --json
     """
     import json
 
+    from analysis.lint import reasoning_switches
     from analysis.probing import chat_template_problem, detect_capabilities
     from analysis.template import ChatTemplate, load_template
     from autoparser_cli.formatting import caps_table
@@ -198,13 +200,14 @@ def caps(
     loaded = load_template(source_or_default(source), variant)
     template = ChatTemplate(loaded)
     flags = detect_capabilities(template)
+    switches = reasoning_switches(template)
     problem = chat_template_problem(template)
     if problem:
         note(problem, "warning")
     if as_json:
-        write_stdout(json.dumps(flags.to_dict(), indent=2) + "\n")
+        write_stdout(json.dumps({**flags.to_dict(), "reasoning_switches": [s.to_json() for s in switches]}, indent=2) + "\n")
     else:
-        show(caps_table(loaded.name, flags))
+        show(caps_table(loaded.name, flags, switches))
 
 
 @app.command()
@@ -526,6 +529,8 @@ def check(
     as_json: bool = typer.Option(False, "--json", help="Print a JSON summary (nothing else on stdout)."),
     junit: Path | None = typer.Option(None, "--junit", metavar="FILE", help="Also write JUnit XML to this file."),
     round_trip: bool = typer.Option(True, "--round-trip/--no-round-trip", help="Check that each template's own renderings (tool calls, a reply, reasoning) parse back."),
+    lint: bool = typer.Option(False, "--lint", help="Lint each template too (as `autoparser lint`): an error finding fails its TEMPLATE:RULE test."),
+    ignore: list[str] | None = typer.Option(None, "--ignore", metavar="RULE", help="With --lint: do not run this rule (repeatable)."),
 ) -> None:
     """Check template collections and expected-parse case files (for CI).
 
@@ -542,7 +547,8 @@ def check(
     if junit is not None:
         ensure_writable(junit, "JUnit report")
     options = CheckOptions(
-        tuple(paths or ()), lock, update_lock, cases, templates, tuple(case_ids or ()), pattern, known_failures, jobs, shard_spec, round_trip
+        tuple(paths or ()), lock, update_lock, cases, templates, tuple(case_ids or ()), pattern, known_failures, jobs, shard_spec, round_trip,
+        lint, tuple(ignore or ()),
     )
     run = run_check(options, lambda total, label: progress_bar(total, label, enabled=not as_json))
     report, checks, drifted, known = run.report, list(run.checks), run.drifted, run.known
@@ -564,6 +570,45 @@ def check(
         written = f"; lock file {lock} written" if run.lock_written else f"; lock file {lock} left as it was (the run failed)" if update_lock else ""
         console().print(Text(report.summary_line() + written), soft_wrap=True)  # (one line in a CI log)
     if report.failed:
+        raise typer.Exit(1)
+
+
+@app.command()
+@handle_errors
+def lint(
+    sources: list[Path] | None = typer.Argument(None, metavar="SOURCE...", help="Templates to lint (default: the built-in demo template)."),
+    ignore: list[str] | None = typer.Option(None, "--ignore", metavar="RULE", help="Do not run this rule (repeatable); docs/lint.md lists them."),
+    as_json: bool = typer.Option(False, "--json", help="Print the findings as JSON (nothing else on stdout)."),
+    variant: str | None = VariantOpt,
+) -> None:
+    """Find template defects by rendering conversations: history that is not a
+    prefix, a generation prompt history does not write, common conversations
+    that raise, tool calls that lose their ids or arguments, a double BOS,
+    thinking switches, training masks.
+
+    Example: autoparser lint templates/demo.jinja --ignore generation-block
+
+    Exit status: 0 no errors (warnings and info allowed), 1 an error finding, 2 bad input.
+    """
+    import json
+
+    from analysis.lint import check_rule_ids, lint_template
+    from analysis.template import FROZEN_CLOCK, ChatTemplate, load_template
+    from autoparser_cli.formatting import lint_evidence, lint_table
+
+    ignored = check_rule_ids(ignore or ())
+    reports = []
+    for source in sources or [source_or_default(None)]:
+        loaded = load_template(source, variant)
+        reports.append(lint_template(ChatTemplate(loaded, clock=FROZEN_CLOCK), ignored))
+    if as_json:
+        write_stdout(json.dumps([r.to_json() for r in reports], indent=2, ensure_ascii=False) + "\n")
+    else:
+        for report in reports:
+            show(lint_table(report))
+            for text in lint_evidence(report, console().width):
+                console().print(text, soft_wrap=True)
+    if any(r.errors for r in reports):
         raise typer.Exit(1)
 
 

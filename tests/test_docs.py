@@ -72,7 +72,7 @@ def _help_examples() -> list[tuple[str, str]]:
 
 
 def test_every_command_shows_an_example() -> None:
-    assert {name for name, _ in _help_examples()} >= {"render", "caps", "analyze", "grammar", "parse", "check", "export"}
+    assert {name for name, _ in _help_examples()} >= {"render", "caps", "analyze", "grammar", "parse", "check", "export", "lint"}
 
 
 @pytest.mark.parametrize("name, command", _help_examples())

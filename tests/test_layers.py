@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import ROOT
 
-LAYERS = ["template", "probing", "phases", "messages", "parsers", "generation", "export", "checks"]
+LAYERS = ["template", "probing", "phases", "messages", "parsers", "generation", "export", "lint", "checks"]
 SHARED = {"errors", "userio", "fixtures", "disk_cache", "_lazy"}  # beside the layers, usable by all
 
 

@@ -28,6 +28,7 @@ from analysis.export.hf_reading import check_loadable, transformers_missing
 from analysis.export.tokenizer_config import read_response_template
 from analysis.generation.analysis_cache import cached_analysis
 from analysis.generation.generator import AutoParser
+from analysis.lint import LintReport, lint_template
 from analysis.phases.result import TemplateAnalysis
 from analysis.probing.caps import chat_template_problem
 from analysis.template.loading import load_template
@@ -57,6 +58,8 @@ class TemplateCheck:
     readings: tuple[ProbeReading, ...] = ()
     #: Wall-clock seconds the check took.
     seconds: float = 0.0
+    #: the lint findings (``check --lint``; None when lint did not run)
+    lint: LintReport | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Per-template results for ``--json``: status, reason, degraded phases, probes, time."""
@@ -69,6 +72,7 @@ class TemplateCheck:
             "specialized": (self.analysis.specialized or "") if self.analysis else "",
             "round_trips": [{"probe": t.probe, "status": t.status.value, "detail": t.detail} for t in self.round_trips],
             "response_template": [r.to_json() for r in self.readings],
+            **({"lint": self.lint.to_json()} if self.lint is not None else {}),
             "seconds": round(self.seconds, 3),
         }
 
@@ -88,7 +92,7 @@ class TemplateCheck:
         return self.status != CheckStatus.FAILED
 
 
-def _check_one(item: tuple[Path, str, bool, str | None]) -> TemplateCheck:
+def _check_one(item: tuple[Path, str, bool, str | None, tuple[str, ...] | None]) -> TemplateCheck:
     return check_template(*item)
 
 
@@ -97,11 +101,13 @@ def check_templates(
     round_trip: bool = True,
     jobs: int = 1,
     progress: Callable[[], None] | None = None,
+    lint_ignore: tuple[str, ...] | None = None,
 ) -> list[TemplateCheck]:
     """``check_template`` over many templates (``(path, name)``, or ``(path,
     name, variant)``), in ``jobs`` processes (each with its own render
-    worker); results in the order given."""
-    items = [(entry[0], entry[1], round_trip, entry[2] if len(entry) > 2 else None) for entry in named]
+    worker); results in the order given.  With ``lint_ignore`` (a tuple, maybe
+    empty), each template is linted too, but for those rules."""
+    items = [(entry[0], entry[1], round_trip, entry[2] if len(entry) > 2 else None, lint_ignore) for entry in named]
     if jobs <= 1 or len(items) <= 1:
         results = []
         for item in items:
@@ -122,7 +128,7 @@ def check_templates(
             try:
                 out[i] = future.result()
             except Exception as exc:  # noqa: BLE001 - a job process that died: that template fails
-                path, name, _, _ = items[i]
+                path, name, *_ = items[i]
                 out[i] = TemplateCheck(path, name, CheckStatus.FAILED, f"the check process died ({type(exc).__name__})")
             if progress:
                 progress()
@@ -156,16 +162,20 @@ def _stop(pool: ProcessPoolExecutor) -> None:
         process.join(timeout=1)
 
 
-def check_template(path: Path, name: str, round_trip: bool = True, variant: str | None = None) -> TemplateCheck:
+def check_template(
+    path: Path, name: str, round_trip: bool = True, variant: str | None = None, lint_ignore: tuple[str, ...] | None = None
+) -> TemplateCheck:
     """Load and analyse one template (a named ``variant`` of its source), then
     (unless ``round_trip`` is off) check that its own renderings parse back: a
-    probe that does not fails the template."""
+    probe that does not fails the template.  With ``lint_ignore`` (a tuple,
+    maybe empty), lint it too, but for those rules: lint's findings are
+    reported, not a status (the run decides what fails)."""
     start = time.monotonic()
-    result = _check_template(path, name, round_trip, variant)
+    result = _check_template(path, name, round_trip, variant, lint_ignore)
     return replace(result, seconds=time.monotonic() - start)
 
 
-def _check_template(path: Path, name: str, round_trip: bool, variant: str | None = None) -> TemplateCheck:
+def _check_template(path: Path, name: str, round_trip: bool, variant: str | None = None, lint_ignore: tuple[str, ...] | None = None) -> TemplateCheck:
     readings: tuple[ProbeReading, ...] = ()
     try:
         template = ChatTemplate(load_template(path, variant), clock=FROZEN_CLOCK)
@@ -187,6 +197,7 @@ def _check_template(path: Path, name: str, round_trip: bool, variant: str | None
                 return TemplateCheck(path, name, CheckStatus.FAILED, f"the model folder's response_template cannot be checked: {missing}", analysis)
             check_loadable(spec)
             readings = compare_readings(parser, spec, trips)
+        linted = lint_template(template, lint_ignore, analysis) if lint_ignore is not None else None
     except AutoparserError as exc:
         return TemplateCheck(path, name, CheckStatus.FAILED, str(exc))
     except RecursionError:
@@ -198,11 +209,11 @@ def _check_template(path: Path, name: str, round_trip: bool, variant: str | None
     differ = [r for r in readings if r.agreement is Agreement.DIFFERENT]
     if failed or differ:
         reason = "; ".join([f"round trip ({t.probe}): {t.detail}" for t in failed] + [f"response_template ({r.probe}): {r.detail}" for r in differ])
-        return TemplateCheck(path, name, CheckStatus.FAILED, reason, analysis, trips, readings)
+        return TemplateCheck(path, name, CheckStatus.FAILED, reason, analysis, trips, readings, lint=linted)
     if analysis.degraded:
         reason = "; ".join(f"{d.phase}: {d.comparison}: {d.reason}" for d in analysis.degraded)
-        return TemplateCheck(path, name, CheckStatus.DEGRADED, reason, analysis, trips, readings)
-    return TemplateCheck(path, name, CheckStatus.OK, "", analysis, trips, readings)
+        return TemplateCheck(path, name, CheckStatus.DEGRADED, reason, analysis, trips, readings, lint=linted)
+    return TemplateCheck(path, name, CheckStatus.OK, "", analysis, trips, readings, lint=linted)
 
 
 #: Conversations any chat template should render: a user turn, with a system

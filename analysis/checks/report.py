@@ -67,8 +67,11 @@ class CheckReport:
         return sum(r.status == CheckStatus.DEGRADED for r in self.results.values())
 
     def summary_line(self) -> str:
-        """``N templates, M cases: P passed (D degraded), F failed, K known failures, X fixed``."""
-        text = f"{_count(self.templates, 'template')}, {_count(self.cases, 'case')}: {self.passed} passed"
+        """``N templates, M cases: P passed (D degraded), F failed, K known failures, X fixed``
+        (and ``L lint checks`` after the cases, when lint ran)."""
+        lints = sum(kind == "lint" for kind, _ in self.tests)
+        linted = f", {_count(lints, 'lint check')}" if lints else ""
+        text = f"{_count(self.templates, 'template')}, {_count(self.cases, 'case')}{linted}: {self.passed} passed"
         if self.degraded:
             text += f" ({self.degraded} degraded)"
         text += f", {self.failed} failed"
@@ -80,7 +83,7 @@ class CheckReport:
         """The summary object of ``--json``, with every template's result."""
         failures: list[dict[str, Any]] = []
         for kind, name, check, reason in self.failures:
-            key = "id" if kind == "case" else "template"
+            key = {"case": "id", "lint": "lint"}.get(kind, "template")
             entry = {key: name, "check": check, "reason": reason}
             if name in self.known_failures:
                 entry["known"] = self.known_failures[name]
@@ -105,7 +108,7 @@ class CheckReport:
         by_test: dict[tuple[str, str], list[tuple[str, str]]] = {}
         for kind, name, check, reason in self.failures:
             by_test.setdefault((kind, name), []).append((check, reason))
-        for kind in ("template", "case"):
+        for kind in ("template", "case", "lint"):
             tests = [name for k, name in self.tests if k == kind]
             if not tests:
                 continue

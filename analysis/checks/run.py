@@ -23,6 +23,7 @@ from analysis.checks.lock import lock_differences, lock_entry, lock_text, read_l
 from analysis.checks.report import CheckReport
 from analysis.checks.round_trip import ProbeStatus
 from analysis.errors import InputError
+from analysis.lint import RULE_IDS, check_rule_ids
 from analysis.userio import ensure_writable, write_atomic
 
 #: ``progress(total, label)``: a context whose value is called once per item done
@@ -44,6 +45,10 @@ class CheckOptions:
     jobs: int = 0  #: 0: the CPU count
     shard: str | None = None
     round_trip: bool = True
+    #: lint each template too (``--lint``): an error finding fails the run
+    lint: bool = False
+    #: the lint rules not to run (``--ignore``)
+    lint_ignore: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -77,6 +82,7 @@ def run_check(options: CheckOptions, progress: Progress = _no_progress) -> Check
     # a lock file to compare with is read before the run (a missing one is named at once)
     locked_before = read_lock(options.lock) if options.lock is not None and not options.update_lock else None
     known = read_known_failures(options.known_failures) if options.known_failures is not None else {}
+    lint_ignore = check_rule_ids(options.lint_ignore) if options.lint else None
     report = CheckReport(known_failures=known)
     if not options.paths and options.cases is None:
         raise InputError("nothing to check: give template files or folders (PATHS), or a case file (--cases)")
@@ -91,18 +97,33 @@ def run_check(options: CheckOptions, progress: Progress = _no_progress) -> Check
         found = [p for p in found if options.pattern in names[p]]
     entries = with_variants([(p, names[p]) for p in found])  # every named template of a config or GGUF
     with progress(len(entries), "analysing templates") as advance:
-        checks = check_templates(entries, options.round_trip, options.jobs or os.cpu_count() or 1, progress=advance)
+        checks = check_templates(entries, options.round_trip, options.jobs or os.cpu_count() or 1, progress=advance, lint_ignore=lint_ignore)
     report.templates = len(checks)
     for result in checks:
         report.add_template(result)
         if result.status == CheckStatus.FAILED:
             report.fail("template", result.name, _failure_kind(result), result.reason)
+        if result.lint is not None:
+            _lint_tests(result, report)
     case_failures = _cases(options, report, progress) if options.cases is not None else []
     if options.pattern and not checks and not report.cases:
         raise InputError(f"nothing matches -k {options.pattern!r}: no template name or case id contains it")
     drifted = _lock(options, checks, locked_before, report)
     lock_written = options.update_lock and not report.failed
     return CheckRun(report, tuple(checks), drifted, tuple(case_failures), known, lock_written)
+
+
+def _lint_tests(result: TemplateCheck, report: CheckReport) -> None:
+    """One test per lint rule that ran on the template, named ``TEMPLATE:RULE``
+    (as the known-failures file lists it): its error findings fail it."""
+    assert result.lint is not None
+    ran = [rule for rule in RULE_IDS if rule not in result.lint.ignored and rule not in result.lint.skipped]
+    for rule in ran:
+        name = f"{result.name}:{rule}"
+        report.add_test("lint", name)
+        for finding in result.lint.errors:
+            if finding.rule == rule:
+                report.fail("lint", name, "lint", finding.message)
 
 
 def _failure_kind(result: TemplateCheck) -> str:

@@ -65,7 +65,9 @@ def test_caps_json() -> None:
     result = run_cli("caps", "--json")
     assert result.exit_code == 0
     flags = json.loads(result.stdout)
+    switches = flags.pop("reasoning_switches")
     assert len(flags) == 8 and flags["supports_tool_calls"] is True and flags["supports_typed_content"] is False
+    assert switches == [{"name": "enable_thinking", "changes_prompt": True, "changes_history": False}]
 
 
 def test_short_help_option() -> None:

@@ -1,0 +1,24 @@
+"""Lint: template defects that break serving, training and multi-turn use,
+found by rendering conversations (never by reading the template's source).
+
+The names below are this layer's public API."""
+
+from __future__ import annotations
+
+from analysis.lint.findings import Evidence, Finding, LintReport, Severity
+from analysis.lint.linting import RULE_IDS, RULES, Rule, check_rule_ids, lint_template
+from analysis.lint.switches import Switch, reasoning_switches
+
+__all__ = [
+    "RULES",
+    "RULE_IDS",
+    "Evidence",
+    "Finding",
+    "LintReport",
+    "Rule",
+    "Severity",
+    "Switch",
+    "check_rule_ids",
+    "lint_template",
+    "reasoning_switches",
+]

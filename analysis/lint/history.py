@@ -1,0 +1,203 @@
+"""Rules on how turns follow each other: the generation prompt is the header
+history writes, ``add_generation_prompt`` is obeyed, and history grows by
+appending (a prefix cache reuses it)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from analysis.lint.conversations import REPLY, REPLY_REASONING, USER_1, USER_2, Message, Renderer
+from analysis.lint.findings import Evidence, Finding, Severity, diverge_at
+
+GENERATION_PROMPT = "generation-prompt"
+GENERATION_PROMPT_FLAG = "generation-prompt-flag"
+HISTORY_PREFIX = "history-prefix"
+
+
+def _common_suffix(a: str, b: str) -> int:
+    n = 0
+    while n < min(len(a), len(b)) and a[-1 - n] == b[-1 - n]:
+        n += 1
+    return n
+
+
+def ignored_flag_tail(renderer: Renderer) -> str:
+    """The generation prompt a template writes although ``add_generation_prompt``
+    is false ("" when it obeys the flag): the prompt renders alike either
+    way, and a finished assistant turn ends with it too."""
+    asked, unasked = renderer.render([USER_1]), renderer.render([USER_1], generation_prompt=False)
+    finished = renderer.render([USER_1, REPLY], generation_prompt=False)
+    if not (asked.ok and finished.ok) or asked.text != unasked.text:
+        return ""
+    assert asked.text is not None and finished.text is not None
+    if not finished.text.startswith(asked.text):  # the prompt pre-fills what history does not write
+        tail = asked.text[diverge_at(asked.text, finished.text) :]
+        return tail if tail.strip() and finished.text.endswith(tail) else ""
+    # the prompt ends with the header history writes before the reply, and the finished turn with it again
+    user_end = asked.text.rfind(str(USER_1["content"]))
+    tail = asked.text[user_end + len(str(USER_1["content"])) :] if user_end >= 0 else ""
+    reply_follows = finished.text[len(asked.text) :].lstrip().startswith(str(REPLY["content"]))
+    return tail if tail.strip() and reply_follows and finished.text.endswith(tail) else ""
+
+
+def generation_prompt_flag(renderer: Renderer) -> Iterator[Finding]:
+    """``add_generation_prompt=false`` still writes the generation prompt."""
+    tail = ignored_flag_tail(renderer)
+    if tail:
+        finished = renderer.render([USER_1, REPLY], generation_prompt=False).text or ""
+        yield Finding(
+            GENERATION_PROMPT_FLAG,
+            Severity.WARNING,
+            f"add_generation_prompt=false still writes the generation prompt ({_show(tail)}): a finished "
+            "conversation (training data, continue_final_message) ends with an open assistant turn",
+            (Evidence("the conversation, add_generation_prompt=false", finished, len(finished) - len(tail)),),
+        )
+
+
+def _last_turn(renderer: Renderer, reply: Message) -> str | None:
+    """The conversation ending with ``reply`` as the template writes it (the
+    generation prompt it writes regardless taken off), None when it raises or
+    writes no last assistant turn."""
+    finished = renderer.render([USER_1, reply], generation_prompt=False)
+    if not finished.ok or REPLY["content"] not in (finished.text or ""):
+        return None
+    text = finished.text or ""
+    tail = ignored_flag_tail(renderer)
+    if tail:
+        asked = renderer.render([USER_1]).text or ""
+        text = text[: len(text) - _common_suffix(text, asked)]
+    return text
+
+
+def _only_reasoning(span: str, markers: Sequence[str]) -> bool:
+    """``span`` holds the reasoning text, or only reasoning markers and whitespace."""
+    if REPLY_REASONING["reasoning_content"] in span:
+        return True
+    if not any(marker in span for marker in markers):
+        return False
+    for marker in markers:
+        span = span.replace(marker, "")
+    return not span.strip()
+
+
+def _dropped_spans(written: str, later: str) -> list[str]:
+    """What ``later`` may leave out of ``written``: the spans whose removal
+    makes ``written`` a prefix of ``later`` (starting where the two differ, or
+    a little before, as a marker may begin with the same characters)."""
+    at = diverge_at(written, later)
+    spans = []
+    for start in range(at, max(0, at - _MARKER_OVERLAP) - 1, -1):
+        rest = later[start:]
+        for end in range(at + 1, min(len(written), start + _LONGEST_DROP) + 1):
+            if rest.startswith(written[end:]):
+                spans.append(written[start:end])
+                break
+    return spans
+
+
+#: the longest span :func:`_dropped_spans` looks for (a reasoning block of the probes)
+_LONGEST_DROP = 400
+#: how far before the difference a dropped span may start
+_MARKER_OVERLAP = 16
+
+
+def generation_prompt(renderer: Renderer, reasoning_markers: Sequence[str] = ()) -> Iterator[Finding]:
+    """The prompt that asks for a reply must be how history writes the start
+    of that reply: the reply, rendered as the last turn, starts with the
+    prompt (with or without reasoning).  A prompt that pre-fills a reasoning
+    block history does not write is info; any other difference is an error."""
+    prompt = renderer.render([USER_1])
+    if not prompt.ok:
+        return
+    assert prompt.text is not None
+    best: tuple[int, str] | None = None
+    for reply in (REPLY_REASONING, REPLY):
+        written = _last_turn(renderer, reply)
+        if written is None:
+            continue
+        if written.startswith(prompt.text):
+            return
+        at = _token_start(prompt.text, diverge_at(prompt.text, written))
+        if best is None or at > best[0]:
+            best = (at, written)
+    if best is None:
+        return
+    at, written = best
+    for marker in reasoning_markers:  # (a marker the two share the start of is the difference)
+        start = prompt.text.rfind(marker, 0, at + len(marker))
+        if start >= 0 and start + len(marker) > at:
+            at = start
+    evidence = (Evidence("generation prompt", prompt.text, at), Evidence("the reply in history", written, at))
+    if _only_reasoning(prompt.text[at:], reasoning_markers):
+        yield Finding(
+            GENERATION_PROMPT,
+            Severity.INFO,
+            f"the generation prompt pre-fills a reasoning block ({_show(prompt.text[at:])}) that history does "
+            "not write for the reply",
+            evidence,
+        )
+        return
+    yield Finding(
+        GENERATION_PROMPT,
+        Severity.ERROR,
+        f"the generation prompt is not how history writes the reply's start: they differ at character {at} "
+        f"({_show(prompt.text[at:at + 24])} in the prompt, {_show(written[at:at + 24])} in history): the model "
+        "is prompted one way and was trained another",
+        evidence,
+    )
+
+
+def history_prefix(renderer: Renderer, reasoning_markers: Sequence[str] = ()) -> Iterator[Finding]:
+    """The next turn's prompt starts with this turn's prompt and reply as the
+    template wrote them.  A template that drops earlier reasoning breaks that
+    on purpose (info, with the cost); anything else is an error."""
+    broken: list[tuple[str, str, int, bool]] = []  # (written, later, where, only reasoning dropped)
+    for reply in (REPLY_REASONING, REPLY):
+        written = _last_turn(renderer, reply)
+        later = renderer.render([USER_1, reply, USER_2])
+        if written is None or not later.ok:
+            continue
+        assert later.text is not None
+        if later.text.startswith(written):
+            continue
+        reasoning = any(_only_reasoning(span, reasoning_markers) for span in _dropped_spans(written, later.text))
+        broken.append((written, later.text, _token_start(written, diverge_at(written, later.text)), reasoning))
+    if not broken:
+        return
+    written, later_text, at, _ = next((b for b in broken if not b[3]), broken[0])
+    evidence = (Evidence("the reply as the last turn", written, at), Evidence("the same reply in the next prompt", later_text, at))
+    if all(b[3] for b in broken):
+        yield Finding(
+            HISTORY_PREFIX,
+            Severity.INFO,
+            "earlier turns lose their reasoning: the next prompt is not this prompt plus the reply, so a prefix "
+            f"cache recomputes from character {at} (of {len(later_text)}) every turn",
+            evidence,
+        )
+        return
+    yield Finding(
+        HISTORY_PREFIX,
+        Severity.ERROR,
+        "history is not a prefix: the next prompt rewrites the reply as written at character "
+        f"{at} ({_show(written[at:at + 24])} becomes {_show(later_text[at:at + 24])}), so a prefix cache "
+        "recomputes from there and the model sees its own reply changed",
+        evidence,
+    )
+
+
+def _token_start(text: str, at: int) -> int:
+    """``at`` moved back to the start of the marker it falls in (``<|im_end|>``
+    and ``<|endoftext|>`` part after ``<|``): back over a marker's opening
+    punctuation."""
+    while at > 0 and text[at - 1] in _MARKER_OPENERS:
+        at -= 1
+    return at
+
+
+#: the characters markers open with (``<|``, ``[``, ``<｜``)
+_MARKER_OPENERS = "<|[{｜"
+
+
+def _show(text: str) -> str:
+    """A short piece of a render, quoted with its whitespace visible."""
+    return '"' + text.replace("\n", "↵").replace("\t", "→") + '"' if text else "the end"

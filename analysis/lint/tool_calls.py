@@ -1,0 +1,122 @@
+"""Rules on how a template writes tool calls and their results in history:
+nothing a client sent is lost or re-encoded, and each call is written alike."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+from analysis.lint.conversations import TOOLS, USER_1, Renderer, call, call_turn, tool_result
+from analysis.lint.findings import Evidence, Finding, Severity, diverge_at
+from analysis.probing.caps import Capabilities
+
+CALL_IDS = "call-ids"
+ARGUMENTS_PYTHON = "arguments-python"
+ARGUMENTS_DOUBLE_ENCODED = "arguments-double-encoded"
+CALL_WHITESPACE = "call-whitespace"
+
+#: (nine letters and digits: Mistral's templates demand such ids)
+_IDS = ("Zq81Lint0", "Xk42Lint1")
+_RESULT = "Sunny, 24 C"
+_NESTED = {"unit": "celsius", "exact": True, "days": None}
+
+
+def call_ids(renderer: Renderer, caps: Capabilities) -> Iterator[Finding]:
+    """The call ids and the tool messages' ``tool_call_id`` reach the prompt,
+    so that results (parallel ones above all) can be matched to their calls."""
+    count = 2 if caps.supports_parallel_tool_calls else 1
+    ids = _IDS[:count]
+    turn = call_turn([call(call_id, {"city": city}) for call_id, city in zip(ids, ("Paris", "Rome")[:count], strict=True)])
+    rendered = renderer.render([USER_1, turn, *(tool_result(i, _RESULT) for i in ids)], tools=TOOLS)
+    if not rendered.ok:
+        return
+    text = rendered.text or ""
+    written = text.count(ids[0])
+    if written >= 2:
+        return
+    severity = Severity.WARNING if caps.supports_parallel_tool_calls else Severity.INFO
+    if written == 0:
+        what = "neither the call ids nor the tool messages' tool_call_id are written"
+    else:
+        what = "a call id is written once: the call's or the tool message's is dropped"
+    matched = "results can only be matched to parallel calls by their order" if count == 2 else "results are matched to calls by order only"
+    yield Finding(
+        CALL_IDS,
+        severity,
+        f"{what}: {matched}",
+        (Evidence("render (the tool result)", text, text.find(ids[0]) if written else text.rfind(_RESULT)),),
+    )
+
+
+def arguments_python(renderer: Renderer, caps: Capabilities) -> Iterator[Finding]:
+    """Arguments given as an object render as JSON, never as Python's repr."""
+    if not caps.supports_tool_calls:
+        return
+    arguments = {"city": "Paris", "options": _NESTED}
+    rendered = renderer.render([USER_1, call_turn([call(_IDS[0], arguments)]), tool_result(_IDS[0])], tools=TOOLS)
+    text = rendered.text or ""
+    for python in (repr(arguments), repr(_NESTED), "'unit': 'celsius'", "'exact': True"):
+        at = text.find(python)
+        if at >= 0:
+            yield Finding(
+                ARGUMENTS_PYTHON,
+                Severity.ERROR,
+                f"arguments given as an object render as Python, not JSON ({python}): the model sees "
+                "single quotes and True/None in history and writes them back",
+                (Evidence("render", text, at),),
+            )
+            return
+
+
+def arguments_double_encoded(renderer: Renderer, caps: Capabilities) -> Iterator[Finding]:
+    """Arguments given as a JSON string (as OpenAI sends them) are not encoded again."""
+    if not caps.supports_tool_calls:
+        return
+    arguments = json.dumps({"city": "Paris"})
+    rendered = renderer.render([USER_1, call_turn([call(_IDS[0], arguments)]), tool_result(_IDS[0])], tools=TOOLS)
+    text = rendered.text or ""
+    at = text.find('\\"city\\"')
+    if at >= 0:
+        yield Finding(
+            ARGUMENTS_DOUBLE_ENCODED,
+            Severity.ERROR,
+            "arguments given as a JSON string render encoded a second time (a string of escaped JSON), "
+            "not as the JSON object they hold",
+            (Evidence("render", text, at),),
+        )
+
+
+def call_whitespace(renderer: Renderer, caps: Capabilities) -> Iterator[Finding]:
+    """Three calls in one turn are written alike: what separates the first
+    from the second also separates the second from the third."""
+    if not caps.supports_parallel_tool_calls:
+        return
+    cities = ("Lintopolis", "Lintville", "Lintburg")
+    turn = call_turn([call(_IDS[0], {"city": c}) for c in cities])
+    rendered = renderer.render([USER_1, turn, tool_result(_IDS[0])], tools=TOOLS)
+    text = rendered.text or ""
+    spots = [text.find(c) for c in cities]
+    if min(spots) < 0 or spots != sorted(spots):
+        return
+    first = text[spots[0] + len(cities[0]) : spots[1]]
+    second = text[spots[1] + len(cities[1]) : spots[2]]
+    if first == second or first.split() != second.split():
+        return
+    at = diverge_at(first, second)
+    yield Finding(
+        CALL_WHITESPACE,
+        Severity.WARNING,
+        "calls are written differently by whitespace: between the first and second call "
+        f"{json.dumps(_around(first, at), ensure_ascii=False)}, between the second and third {json.dumps(_around(second, at), ensure_ascii=False)}; "
+        "a parser or grammar learnt from one misses the other",
+        (
+            Evidence("between calls 1 and 2", text, spots[0] + len(cities[0]) + at),
+            Evidence("between calls 2 and 3", text, spots[1] + len(cities[1]) + at),
+        ),
+    )
+
+
+def _around(text: str, at: int, reach: int = 12) -> str:
+    """``text`` near ``at`` (where two separators part), with ``…`` where it is cut."""
+    start, end = max(0, at - reach), min(len(text), at + reach)
+    return ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")

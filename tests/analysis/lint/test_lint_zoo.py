@@ -1,0 +1,64 @@
+"""Lint over the zoo: every template lints, and findings checked by hand
+(docs/lint.md lists them) stay found."""
+
+from __future__ import annotations
+
+import pytest
+
+from analysis.lint import LintReport, Severity, lint_template
+from analysis.template import FROZEN_CLOCK, ChatTemplate, load_template
+from tests.conftest import ZOO, needs_shared
+
+pytestmark = [needs_shared, pytest.mark.slow]
+
+
+def _lint(name: str) -> LintReport:
+    return lint_template(ChatTemplate(load_template(ZOO / name), clock=FROZEN_CLOCK))
+
+
+def _found(report: LintReport, rule: str, severity: Severity, words: str = "") -> bool:
+    return any(f.rule == rule and f.severity is severity and words in f.message for f in report.findings)
+
+
+def test_every_zoo_template_lints() -> None:
+    for path in sorted(ZOO.glob("*.jinja")):
+        report = _lint(path.name)
+        assert report.template == path.name
+        # every finding carries a message, and evidence points inside its text
+        for finding in report.findings:
+            assert finding.message
+            assert all(e.at is None or 0 <= e.at <= len(e.text) for e in finding.evidence), (path.name, finding)
+
+
+@pytest.mark.parametrize(
+    "template, rule, severity, words",
+    [
+        # Qwen3 tests 'in content' without a None check: content null beside tool calls raises
+        ("Qwen-Qwen3-0.6B.jinja", "raises", Severity.ERROR, "null-content-with-calls: the template raises"),
+        # Qwen3 leaves earlier turns' reasoning out, on purpose
+        ("Qwen-Qwen3-0.6B.jinja", "history-prefix", Severity.INFO, "lose their reasoning"),
+        # Seed-OSS writes a nested object argument with Python's str()
+        ("ByteDance-Seed-OSS.jinja", "arguments-python", Severity.ERROR, "'exact': True"),
+        # Llama 3.1 writes arguments with tojson whatever they are
+        ("meta-llama-Llama-3.1-8B-Instruct.jinja", "arguments-double-encoded", Severity.ERROR, ""),
+        # gpt-oss ends a finished turn with <|return|> and writes <|end|> in history
+        ("openai-gpt-oss-120b.jinja", "history-prefix", Severity.ERROR, '"<|return|>" becomes "<|end|>'),
+        # Gemma 2 demands alternating roles
+        ("google-gemma-2-2b-it.jinja", "raises", Severity.WARNING, "two-user-turns"),
+        # Command R7B writes its generation prompt whatever add_generation_prompt says
+        ("CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja", "generation-prompt-flag", Severity.WARNING, ""),
+        # Llama 3.2 writes today's date (strftime_now)
+        ("meta-llama-Llama-3.2-3B-Instruct.jinja", "date-in-prompt", Severity.INFO, ""),
+        # Qwen3.5 reads enable_thinking, and it changes the generation prompt
+        ("Qwen3.5-4B.jinja", "thinking-switches", Severity.INFO, "enable_thinking (changes the generation prompt"),
+    ],
+)
+def test_hand_checked_findings(template: str, rule: str, severity: Severity, words: str) -> None:
+    report = _lint(template)
+    assert _found(report, rule, severity, words), report.findings
+
+
+def test_templates_that_keep_ids_and_json_arguments_are_not_flagged() -> None:
+    report = _lint("upstage-Solar-Open-100B.jinja")  # (ids written, arguments as JSON either way)
+    assert "call-ids" not in report.skipped
+    assert not [f for f in report.findings if f.rule in ("call-ids", "arguments-python", "arguments-double-encoded")], report.findings

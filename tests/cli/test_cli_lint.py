@@ -1,0 +1,95 @@
+"""``autoparser lint`` and ``check --lint``: tables with evidence, JSON,
+exit codes, --ignore, JUnit and known failures."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from tests.cli_helpers import assert_clean_error, run_cli
+from tests.conftest import ROOT
+
+LINT = ROOT / "templates" / "tests" / "lint"
+
+
+def test_an_error_finding_exits_1_with_its_evidence() -> None:
+    result = run_cli("lint", str(LINT / "history_prefix_defect.jinja"), width=120)
+    assert result.exit_code == 1, result.output
+    out = result.stdout
+    assert "Lint of history_prefix_defect.jinja: 1 errors" in out
+    assert "history-prefix" in out and "history is not a prefix" in out
+    lines = out.splitlines()
+    caret = next(i for i, line in enumerate(lines) if line.strip() == "^")
+    shown = lines[caret - 1]
+    assert shown[lines[caret].index("^") :].startswith("<|endoftext|>")  # where the next prompt parts from the reply
+
+
+def test_warnings_and_info_exit_0() -> None:
+    result = run_cli("lint", str(LINT / "call_ids_defect.jinja"))
+    assert result.exit_code == 0 and "call-ids" in result.stdout
+
+
+def test_json_lists_every_source() -> None:
+    result = run_cli("lint", str(LINT / "raises_defect.jinja"), str(LINT / "raises_fixed.jinja"), "--json")
+    assert result.exit_code == 1
+    reports = json.loads(result.stdout)
+    assert [r["template"] for r in reports] == ["raises_defect.jinja", "raises_fixed.jinja"]
+    assert reports[0]["counts"]["error"] == 1 and reports[1]["counts"]["error"] == 0
+    finding = reports[0]["findings"][0]
+    assert finding["rule"] == "raises" and finding["evidence"][0]["label"] == "conversation"
+
+
+def test_ignore_silences_a_rule() -> None:
+    result = run_cli("lint", str(LINT / "raises_defect.jinja"), "--ignore", "raises", "--json")
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)[0]["ignored"] == ["raises"]
+
+
+def test_an_unknown_rule_is_one_line() -> None:
+    err = assert_clean_error(run_cli("lint", "--ignore", "raise"))
+    assert "no lint rule 'raise'" in err and "raises" in err
+
+
+def test_a_missing_template_is_one_line() -> None:
+    assert "no such file" in assert_clean_error(run_cli("lint", "nowhere/missing.jinja"))
+
+
+def test_rich_markup_in_a_template_is_shown_not_read(tmp_path: Path) -> None:
+    path = tmp_path / "markup.jinja"
+    path.write_text("{% for m in messages %}[bold]{{ m.content }}[/bold]\n{% endfor %}{% if add_generation_prompt %}[red]A:{% endif %}")
+    result = run_cli("lint", str(path), width=200)
+    assert result.exit_code in (0, 1) and "[red]A:" in result.stdout
+
+
+def test_check_lint_fails_a_template_rule_and_the_known_failures_file_lists_it(tmp_path: Path) -> None:
+    junit = tmp_path / "check.xml"
+    result = run_cli("check", str(LINT / "raises_defect.jinja"), str(LINT / "raises_fixed.jinja"), "--lint", "--junit", str(junit), "-j", "1")
+    assert result.exit_code == 1, result.output
+    assert "lint error raises: null-content-with-calls" in result.stdout
+    assert "2 templates, 0 cases, 22 lint checks: 23 passed, 1 failed" in result.stdout
+    suites = {s.get("name"): s for s in ET.parse(junit).getroot()}
+    assert suites["lints"].get("failures") == "1"
+    failed = [c.get("name") for c in suites["lints"] if c.find("failure") is not None]
+    assert failed == ["raises_defect.jinja:raises"]
+
+    known = tmp_path / "known.json"
+    known.write_text(json.dumps({"raises_defect.jinja:raises": "raises on purpose, for the test"}))
+    listed = run_cli("check", str(LINT / "raises_defect.jinja"), "--lint", "--known-failures", str(known), "-j", "1")
+    assert listed.exit_code == 0, listed.output
+    assert "(known failure: raises on purpose, for the test)" in listed.stdout
+
+
+def test_check_lint_ignore() -> None:
+    result = run_cli("check", str(LINT / "raises_defect.jinja"), "--lint", "--ignore", "raises", "-j", "1", "--json")
+    assert result.exit_code == 0
+    data = json.loads(result.stdout)
+    assert data["results"][0]["lint"]["ignored"] == ["raises"]
+
+
+def test_caps_shows_the_reasoning_switches() -> None:
+    result = run_cli("caps", str(LINT / "thinking_switches_fixed.jinja"), width=160)
+    assert result.exit_code == 0
+    assert "reasoning switches" in result.stdout and "enable_thinking (changes the generation prompt)" in result.stdout
+    plain = run_cli("caps", str(LINT / "call_ids_fixed.jinja"), width=160)
+    assert "none read" in plain.stdout
