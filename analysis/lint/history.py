@@ -6,7 +6,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from analysis.lint.conversations import REPLY, REPLY_REASONING, USER_1, USER_2, Message, Renderer
+from analysis.lint.conversations import (
+    REPLY,
+    REPLY_REASONING,
+    TOOLS,
+    USER_1,
+    USER_2,
+    Message,
+    Renderer,
+    call,
+    call_turn,
+    tool_result,
+)
 from analysis.lint.findings import Evidence, Finding, Severity, diverge_at
 
 GENERATION_PROMPT = "generation-prompt"
@@ -54,12 +65,12 @@ def generation_prompt_flag(renderer: Renderer) -> Iterator[Finding]:
         )
 
 
-def _last_turn(renderer: Renderer, reply: Message) -> str | None:
+def _last_turn(renderer: Renderer, reply: Message, tools: Sequence[Message] | None = None) -> str | None:
     """The conversation ending with ``reply`` as the template writes it (the
     generation prompt it writes regardless taken off), None when it raises or
     writes no last assistant turn."""
-    finished = renderer.render([USER_1, reply], generation_prompt=False)
-    if not finished.ok or REPLY["content"] not in (finished.text or ""):
+    finished = renderer.render([USER_1, reply], generation_prompt=False, tools=tools)
+    if not finished.ok or _NEEDLE not in (finished.text or ""):
         return None
     text = finished.text or ""
     tail = ignored_flag_tail(renderer)
@@ -67,6 +78,12 @@ def _last_turn(renderer: Renderer, reply: Message) -> str | None:
         asked = renderer.render([USER_1]).text or ""
         text = text[: len(text) - _common_suffix(text, asked)]
     return text
+
+
+#: what every reply lint renders holds (its content, or its call's argument)
+_NEEDLE = "Paris"
+#: a tool-call turn, as the model writes it and as history keeps it (followed by its result)
+_CALL_TURN = call_turn([call("Zq81Lint0", {"city": "Paris"})])
 
 
 def _only_reasoning(span: str, markers: Sequence[str]) -> bool:
@@ -147,25 +164,33 @@ def generation_prompt(renderer: Renderer, reasoning_markers: Sequence[str] = ())
     )
 
 
-def history_prefix(renderer: Renderer, reasoning_markers: Sequence[str] = ()) -> Iterator[Finding]:
+def history_prefix(renderer: Renderer, reasoning_markers: Sequence[str] = (), with_calls: bool = False) -> Iterator[Finding]:
     """The next turn's prompt starts with this turn's prompt and reply as the
-    template wrote them.  A template that drops earlier reasoning breaks that
-    on purpose (info, with the cost); anything else is an error."""
-    broken: list[tuple[str, str, int, bool]] = []  # (written, later, where, only reasoning dropped)
-    for reply in (REPLY_REASONING, REPLY):
-        written = _last_turn(renderer, reply)
-        later = renderer.render([USER_1, reply, USER_2])
+    template wrote them: a reply (with and without reasoning) and, with
+    ``with_calls``, a tool-call turn (its markers as history writes them).  A
+    template that drops earlier reasoning breaks that on purpose (info, with
+    the cost); anything else is an error."""
+    broken: list[tuple[str, str, int, bool, str]] = []  # (written, later, where, only reasoning dropped, what)
+    cases: list[tuple[str, Message, list[Message], Sequence[Message] | None]] = [
+        ("reply", REPLY_REASONING, [USER_2], None),
+        ("reply", REPLY, [USER_2], None),
+    ]
+    if with_calls:  # (a call turn, followed by its result: the markers history writes for it)
+        cases.append(("tool-call turn", _CALL_TURN, [tool_result("Zq81Lint0")], TOOLS))
+    for what, reply, after, tools in cases:
+        written = _last_turn(renderer, reply, tools)
+        later = renderer.render([USER_1, reply, *after], tools=tools)
         if written is None or not later.ok:
             continue
         assert later.text is not None
         if later.text.startswith(written):
             continue
         reasoning = any(_only_reasoning(span, reasoning_markers) for span in _dropped_spans(written, later.text))
-        broken.append((written, later.text, _token_start(written, diverge_at(written, later.text)), reasoning))
+        broken.append((written, later.text, _token_start(written, diverge_at(written, later.text)), reasoning, what))
     if not broken:
         return
-    written, later_text, at, _ = next((b for b in broken if not b[3]), broken[0])
-    evidence = (Evidence("the reply as the last turn", written, at), Evidence("the same reply in the next prompt", later_text, at))
+    written, later_text, at, _, what = next((b for b in broken if not b[3]), broken[0])
+    evidence = (Evidence(f"the {what} as the last turn", written, at), Evidence(f"the same {what} in the next prompt", later_text, at))
     if all(b[3] for b in broken):
         yield Finding(
             HISTORY_PREFIX,
@@ -178,7 +203,7 @@ def history_prefix(renderer: Renderer, reasoning_markers: Sequence[str] = ()) ->
     yield Finding(
         HISTORY_PREFIX,
         Severity.ERROR,
-        "history is not a prefix: the next prompt rewrites the reply as written at character "
+        f"history is not a prefix: the next prompt rewrites the {what} as written at character "
         f"{at} ({_show(written[at:at + 24])} becomes {_show(later_text[at:at + 24])}), so a prefix cache "
         "recomputes from there and the model sees its own reply changed",
         evidence,

@@ -57,7 +57,7 @@ def _needs_bos_setting(context: LintContext) -> str:
 
 RULES: tuple[Rule, ...] = (
     Rule(history.HISTORY_PREFIX, Severity.ERROR, "the next prompt starts with this prompt and the reply as written",
-         lambda c: history.history_prefix(c.renderer, c.reasoning_markers)),
+         lambda c: history.history_prefix(c.renderer, c.reasoning_markers, c.caps.supports_tool_calls)),
     Rule(history.GENERATION_PROMPT, Severity.ERROR, "the generation prompt is how history writes the reply's start",
          lambda c: history.generation_prompt(c.renderer, c.reasoning_markers)),
     Rule(history.GENERATION_PROMPT_FLAG, Severity.WARNING, "add_generation_prompt=false writes no generation prompt",

@@ -130,3 +130,20 @@ def test_rules_that_cannot_run_say_why() -> None:
     report = lint_template(ChatTemplate(LoadedTemplate("no_tools.jinja", chat), clock=FROZEN_CLOCK))
     assert report.skipped["call-ids"] == "the template writes no tool calls"
     assert report.skipped["call-whitespace"] == "the template writes no parallel tool calls"
+
+
+def test_a_call_turn_written_differently_in_history_is_an_error() -> None:
+    """The markers a template writes after a call depend on whether the turn
+    is the last one (as Nemotron Nano v2's closer does): the next prompt
+    rewrites the call the model wrote."""
+    from analysis.template import LoadedTemplate
+
+    source = (LINT / "history_prefix_fixed.jinja").read_text().replace(
+        "{{- '<|im_end|>' -}}", "{{- '<|im_end|>' if loop.index0 != last or message.content else '\\n<|im_end|>' -}}"
+    )
+    assert source != (LINT / "history_prefix_fixed.jinja").read_text()
+    report = lint_template(ChatTemplate(LoadedTemplate("call_closer.jinja", source), clock=FROZEN_CLOCK))
+    found = [f for f in report.findings if f.rule == "history-prefix"]
+    assert [f.severity for f in found] == [Severity.ERROR], report.findings
+    assert "rewrites the tool-call turn" in found[0].message
+    assert found[0].evidence[0].label == "the tool-call turn as the last turn"
