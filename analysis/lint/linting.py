@@ -45,10 +45,6 @@ def _needs_calls(context: LintContext) -> str:
     return "" if context.caps.supports_tool_calls else "the template writes no tool calls"
 
 
-def _needs_parallel(context: LintContext) -> str:
-    return "" if context.caps.supports_parallel_tool_calls else "the template writes no parallel tool calls"
-
-
 def _needs_bos_setting(context: LintContext) -> str:
     if context.add_bos_token is None:
         return "the source does not say whether the tokenizer adds BOS (give a tokenizer_config.json or a model folder)"
@@ -70,8 +66,8 @@ RULES: tuple[Rule, ...] = (
          lambda c: tool_calls.arguments_python(c.renderer, c.caps), _needs_calls),
     Rule(tool_calls.ARGUMENTS_DOUBLE_ENCODED, Severity.ERROR, "string arguments are not encoded twice",
          lambda c: tool_calls.arguments_double_encoded(c.renderer, c.caps), _needs_calls),
-    Rule(tool_calls.CALL_WHITESPACE, Severity.WARNING, "every call in a turn is written alike",
-         lambda c: tool_calls.call_whitespace(c.renderer, c.caps), _needs_parallel),
+    Rule(tool_calls.CALL_WHITESPACE, Severity.WARNING, "every call in a turn, and every argument in a call, is written alike",
+         lambda c: tool_calls.call_whitespace(c.renderer, c.caps), _needs_calls),
     Rule(switches.DOUBLE_BOS, Severity.ERROR, "the template and the tokenizer do not both add BOS",
          lambda c: switches.double_bos(c.renderer, c.bos_token, c.add_bos_token), _needs_bos_setting),
     Rule(switches.THINKING_SWITCHES, Severity.WARNING, "the reasoning switches read, and whether they take effect",

@@ -4,6 +4,7 @@ nothing a client sent is lost or re-encoded, and each call is written alike."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 
 from analysis.lint.conversations import TOOLS, USER_1, Renderer, call, call_turn, tool_result
@@ -87,33 +88,47 @@ def arguments_double_encoded(renderer: Renderer, caps: Capabilities) -> Iterator
 
 
 def call_whitespace(renderer: Renderer, caps: Capabilities) -> Iterator[Finding]:
-    """Three calls in one turn are written alike: what separates the first
-    from the second also separates the second from the third."""
-    if not caps.supports_parallel_tool_calls:
-        return
-    cities = ("Lintopolis", "Lintville", "Lintburg")
-    turn = call_turn([call(_IDS[0], {"city": c}) for c in cities])
+    """Elements written in a row are written alike: what separates the first
+    call (or argument) from the second also separates the second from the third."""
+    if caps.supports_parallel_tool_calls:
+        cities = ("Lintopolis", "Lintville", "Lintburg")
+        turn = call_turn([call(_IDS[0], {"city": c}) for c in cities])
+        rendered = renderer.render([USER_1, turn, tool_result(_IDS[0])], tools=TOOLS)
+        yield from _separators(rendered.text or "", cities, "calls", "call")
+    # three arguments of one call (keys alike but for a digit, which the comparison ignores)
+    values = ("Lintvalone", "Lintvaltwo", "Lintvalthree")
+    turn = call_turn([call(_IDS[0], {f"lintkey{i}": v for i, v in enumerate(values, 1)})])
     rendered = renderer.render([USER_1, turn, tool_result(_IDS[0])], tools=TOOLS)
-    text = rendered.text or ""
-    spots = [text.find(c) for c in cities]
+    yield from _separators(rendered.text or "", values, "arguments", "argument")
+
+
+def _separators(text: str, needles: tuple[str, str, str], plural: str, singular: str) -> Iterator[Finding]:
+    """A finding when the text between the first two needles and between the
+    last two differ by whitespace only."""
+    spots = [text.find(n) for n in needles]
     if min(spots) < 0 or spots != sorted(spots):
         return
-    first = text[spots[0] + len(cities[0]) : spots[1]]
-    second = text[spots[1] + len(cities[1]) : spots[2]]
-    if first == second or first.split() != second.split():
+    first = text[spots[0] + len(needles[0]) : spots[1]]
+    second = text[spots[1] + len(needles[1]) : spots[2]]
+    alike, other = _DIGIT.sub("", first), _DIGIT.sub("", second)
+    if alike == other or alike.split() != other.split():
         return
     at = diverge_at(first, second)
     yield Finding(
         CALL_WHITESPACE,
         Severity.WARNING,
-        "calls are written differently by whitespace: between the first and second call "
-        f"{json.dumps(_around(first, at), ensure_ascii=False)}, between the second and third {json.dumps(_around(second, at), ensure_ascii=False)}; "
-        "a parser or grammar learnt from one misses the other",
+        f"{plural} are written differently by whitespace: between the first and second {singular} "
+        f"{json.dumps(_around(first, at), ensure_ascii=False)}, between the second and third "
+        f"{json.dumps(_around(second, at), ensure_ascii=False)}; a parser or grammar learnt from one misses the other",
         (
-            Evidence("between calls 1 and 2", text, spots[0] + len(cities[0]) + at),
-            Evidence("between calls 2 and 3", text, spots[1] + len(cities[1]) + at),
+            Evidence(f"between {plural} 1 and 2", text, spots[0] + len(needles[0]) + at),
+            Evidence(f"between {plural} 2 and 3", text, spots[1] + len(needles[1]) + at),
         ),
     )
+
+
+#: the digit of ``lintkeyN`` (argument names differ by it alone)
+_DIGIT = re.compile(r"(?<=lintkey)\d")
 
 
 def _around(text: str, at: int, reach: int = 12) -> str:

@@ -129,7 +129,7 @@ def test_rules_that_cannot_run_say_why() -> None:
     chat = "{% for m in messages %}<{{ m.role }}>{{ m.content }}\n{% endfor %}{% if add_generation_prompt %}<assistant>{% endif %}"
     report = lint_template(ChatTemplate(LoadedTemplate("no_tools.jinja", chat), clock=FROZEN_CLOCK))
     assert report.skipped["call-ids"] == "the template writes no tool calls"
-    assert report.skipped["call-whitespace"] == "the template writes no parallel tool calls"
+    assert report.skipped["call-whitespace"] == "the template writes no tool calls"
 
 
 def test_a_call_turn_written_differently_in_history_is_an_error() -> None:
@@ -147,3 +147,24 @@ def test_a_call_turn_written_differently_in_history_is_an_error() -> None:
     assert [f.severity for f in found] == [Severity.ERROR], report.findings
     assert "rewrites the tool-call turn" in found[0].message
     assert found[0].evidence[0].label == "the tool-call turn as the last turn"
+
+
+def test_arguments_written_differently_by_whitespace_are_a_warning() -> None:
+    """A tagged format whose first argument is followed by a blank line and
+    the others by a newline (``loop.first`` in the argument loop)."""
+    from analysis.template import LoadedTemplate
+
+    source = (
+        "{%- for m in messages -%}<|im_start|>{{ m.role }}\n{{ m.content or '' }}"
+        "{%- for c in m.tool_calls or [] %}<tool_call>\n<function={{ c.function.name }}>\n"
+        "{% for k, v in c.function.arguments.items() %}<parameter={{ k }}>{{ v }}</parameter>{{ '\n\n' if loop.first else '\n' }}{% endfor %}"
+        "</function>\n</tool_call>{% endfor %}<|im_end|>\n{% endfor -%}"
+        "{%- if add_generation_prompt %}<|im_start|>assistant\n{% endif -%}"
+    )
+    report = lint_template(ChatTemplate(LoadedTemplate("args.jinja", source), clock=FROZEN_CLOCK))
+    found = [f for f in report.findings if f.rule == "call-whitespace"]
+    assert [f.severity for f in found] == [Severity.WARNING], report.findings
+    assert found[0].message.startswith("arguments are written differently by whitespace")
+    fixed_source = source.replace("if loop.first else", "if false else")  # (a newline after every argument)
+    fixed = lint_template(ChatTemplate(LoadedTemplate("args.jinja", fixed_source), clock=FROZEN_CLOCK))
+    assert not [f for f in fixed.findings if f.rule == "call-whitespace"], fixed.findings
