@@ -9,7 +9,7 @@ import pytest
 
 from analysis.errors import InputError
 from analysis.lint import RULE_IDS, LintReport, Severity, lint_template
-from analysis.template import FROZEN_CLOCK, ChatTemplate, load_template
+from analysis.template import FROZEN_CLOCK, ChatTemplate, LoadedTemplate, load_template
 from tests.conftest import ROOT
 
 LINT = ROOT / "templates" / "tests" / "lint"
@@ -39,6 +39,16 @@ def _source(rule: str, kind: str) -> Path:
 
 def lint(path: Path, ignore: tuple[str, ...] = ()) -> LintReport:
     return lint_template(ChatTemplate(load_template(path), clock=FROZEN_CLOCK), ignore)
+
+
+def lint_source(source: str) -> LintReport:
+    """Lint a template given as text."""
+    return lint_template(ChatTemplate(LoadedTemplate("inline.jinja", source), clock=FROZEN_CLOCK))
+
+
+def severities(report: LintReport, rule: str) -> list[Severity]:
+    """The severities of ``rule``'s findings in ``report``."""
+    return [f.severity for f in report.findings if f.rule == rule]
 
 
 def test_every_rule_has_its_pair_of_templates() -> None:
@@ -94,12 +104,9 @@ def test_dropped_reasoning_is_info_with_its_cost() -> None:
         "{%- if m.role == 'assistant' and m.reasoning_content and loop.last %}<think>{{ m.reasoning_content }}</think>{% endif -%}"
         "{{ m.content }}<|im_end|>\n{% endfor -%}{%- if add_generation_prompt %}<|im_start|>assistant\n{% endif -%}"
     )
-    from analysis.template import LoadedTemplate
-
-    report = lint_template(ChatTemplate(LoadedTemplate("dropping.jinja", source), clock=FROZEN_CLOCK))
-    found = [f for f in report.findings if f.rule == "history-prefix"]
-    assert [f.severity for f in found] == [Severity.INFO], report.findings
-    assert "lose their reasoning" in found[0].message
+    report = lint_source(source)
+    assert severities(report, "history-prefix") == [Severity.INFO], report.findings
+    assert "lose their reasoning" in next(f.message for f in report.findings if f.rule == "history-prefix")
 
 
 def test_switches_say_what_they_change() -> None:
@@ -124,10 +131,8 @@ def test_ignore_leaves_a_rule_out_and_an_unknown_rule_is_named() -> None:
 
 
 def test_rules_that_cannot_run_say_why() -> None:
-    from analysis.template import LoadedTemplate
-
     chat = "{% for m in messages %}<{{ m.role }}>{{ m.content }}\n{% endfor %}{% if add_generation_prompt %}<assistant>{% endif %}"
-    report = lint_template(ChatTemplate(LoadedTemplate("no_tools.jinja", chat), clock=FROZEN_CLOCK))
+    report = lint_source(chat)
     assert report.skipped["call-ids"] == "the template writes no tool calls"
     assert report.skipped["call-whitespace"] == "the template writes no tool calls"
 
@@ -136,24 +141,20 @@ def test_a_call_turn_written_differently_in_history_is_an_error() -> None:
     """The markers a template writes after a call depend on whether the turn
     is the last one (as Nemotron Nano v2's closer does): the next prompt
     rewrites the call the model wrote."""
-    from analysis.template import LoadedTemplate
-
     source = (LINT / "history_prefix_fixed.jinja").read_text().replace(
         "{{- '<|im_end|>' -}}", "{{- '<|im_end|>' if loop.index0 != last or message.content else '\\n<|im_end|>' -}}"
     )
     assert source != (LINT / "history_prefix_fixed.jinja").read_text()
-    report = lint_template(ChatTemplate(LoadedTemplate("call_closer.jinja", source), clock=FROZEN_CLOCK))
-    found = [f for f in report.findings if f.rule == "history-prefix"]
-    assert [f.severity for f in found] == [Severity.ERROR], report.findings
-    assert "rewrites the tool-call turn" in found[0].message
-    assert found[0].evidence[0].label == "the tool-call turn as the last turn"
+    report = lint_source(source)
+    assert severities(report, "history-prefix") == [Severity.ERROR], report.findings
+    finding = next(f for f in report.findings if f.rule == "history-prefix")
+    assert "rewrites the tool-call turn" in finding.message
+    assert finding.evidence[0].label == "the tool-call turn as the last turn"
 
 
 def test_arguments_written_differently_by_whitespace_are_a_warning() -> None:
     """A tagged format whose first argument is followed by a blank line and
     the others by a newline (``loop.first`` in the argument loop)."""
-    from analysis.template import LoadedTemplate
-
     source = (
         "{%- for m in messages -%}<|im_start|>{{ m.role }}\n{{ m.content or '' }}"
         "{%- for c in m.tool_calls or [] %}<tool_call>\n<function={{ c.function.name }}>\n"
@@ -161,10 +162,8 @@ def test_arguments_written_differently_by_whitespace_are_a_warning() -> None:
         "</function>\n</tool_call>{% endfor %}<|im_end|>\n{% endfor -%}"
         "{%- if add_generation_prompt %}<|im_start|>assistant\n{% endif -%}"
     )
-    report = lint_template(ChatTemplate(LoadedTemplate("args.jinja", source), clock=FROZEN_CLOCK))
-    found = [f for f in report.findings if f.rule == "call-whitespace"]
-    assert [f.severity for f in found] == [Severity.WARNING], report.findings
-    assert found[0].message.startswith("arguments are written differently by whitespace")
-    fixed_source = source.replace("if loop.first else", "if false else")  # (a newline after every argument)
-    fixed = lint_template(ChatTemplate(LoadedTemplate("args.jinja", fixed_source), clock=FROZEN_CLOCK))
-    assert not [f for f in fixed.findings if f.rule == "call-whitespace"], fixed.findings
+    report = lint_source(source)
+    assert severities(report, "call-whitespace") == [Severity.WARNING], report.findings
+    assert next(f.message for f in report.findings if f.rule == "call-whitespace").startswith("arguments are written differently by whitespace")
+    fixed = lint_source(source.replace("if loop.first else", "if false else"))  # (a newline after every argument)
+    assert severities(fixed, "call-whitespace") == [], fixed.findings
