@@ -404,6 +404,9 @@ def parse(
     parallel_tool_calls: bool | None = ParallelToolCallsOpt,
     stream: bool = typer.Option(False, "--stream", help="Feed the output in chunks and print each delta."),
     chunk: int = typer.Option(4, "--chunk", metavar="N", min=1, help="Chunk size in characters for --stream."),
+    open_arguments: bool = typer.Option(
+        False, "--open-arguments", help="With --stream: show JSON arguments as they are written (as the reference does), not once they close."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON (a message; with --stream, one delta per line)."),
     variant: str | None = VariantOpt,
 ) -> None:
@@ -425,6 +428,8 @@ def parse(
     from analysis.generation import auto_parser, call_problems, parse_hints
     from analysis.template import load_template
 
+    if open_arguments and not stream:
+        raise fail("--open-arguments needs --stream (a whole parse shows only arguments that read)")
     chat_request = _request(request, tools, reasoning_format, enable_thinking, parallel_tool_calls)
     text = _read_output(output)
     if template is None:
@@ -436,7 +441,7 @@ def parse(
     if stream:
         from analysis.generation import OpenAIStream
 
-        streamer = OpenAIStream(generated)
+        streamer = OpenAIStream(generated, show_open_arguments=open_arguments)
         shown = _DeltaPrinter(as_json, streamer)
         for i in range(0, len(text), chunk):
             shown.add(streamer.parser.feed(text[i : i + chunk]))

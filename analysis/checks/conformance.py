@@ -25,7 +25,7 @@ from analysis.errors import InputError
 from analysis.generation.generated import Generated
 from analysis.generation.generator import AutoParser, auto_parser
 from analysis.generation.grammar_check import check_output
-from analysis.generation.streaming import StreamParser
+from analysis.generation.streaming import StreamParser, stream_output
 from analysis.messages.mapper import Delta, Message, NotAnExtension, accumulate, message_deltas
 from analysis.parsers.request import ChatRequest
 from analysis.template.loading import load_template
@@ -158,8 +158,10 @@ def check_prefixes(generated: Generated, output: str) -> tuple[str, StreamParser
     streaming parser fed one character at a time shows the same message: the
     problem ("" for none), and that stream with its deltas (to be finished).
     (Every prefix of a long output would cost time quadratic in its length:
-    past :data:`EVERY_PREFIX_UP_TO` characters, sampled prefixes are parsed.)"""
-    stream = StreamParser(generated)
+    past :data:`EVERY_PREFIX_UP_TO` characters, sampled prefixes are parsed.)
+    The stream shows open arguments as the reference does (a partial parse
+    shows them); by default a stream holds such a call until they close.)"""
+    stream = StreamParser(generated, show_open_arguments=True)
     deltas: list[Delta] = []
     previous = Message()
     checked = _checked_prefixes(len(output))
@@ -184,7 +186,9 @@ def check_prefixes(generated: Generated, output: str) -> tuple[str, StreamParser
 
 def check_stream(generated: Generated, case: dict[str, Any]) -> str:
     """"" when every prefix behaves and streams in chunks of 1, 3 and 7
-    characters add up to the final message."""
+    characters add up to the final message (streams that show open arguments,
+    as the reference's; and, for a whole output, the default stream, which
+    holds such a call until they close, too)."""
     output = case["output"]
     problem, one_by_one, deltas_of_one = check_prefixes(generated, output)
     if problem:
@@ -194,7 +198,7 @@ def check_stream(generated: Generated, case: dict[str, Any]) -> str:
         if size == 1:  # the prefix check fed it already
             stream, deltas = one_by_one, deltas_of_one
         else:
-            stream, deltas = StreamParser(generated), []
+            stream, deltas = StreamParser(generated, show_open_arguments=True), []
             for i in range(0, len(output), size):
                 deltas.extend(stream.feed(output[i : i + size]))
         if not case["partial"]:
@@ -203,6 +207,10 @@ def check_stream(generated: Generated, case: dict[str, Any]) -> str:
             return f"chunks of {size}: {stream.warning}"
         if accumulate(deltas) != final:
             return f"chunks of {size}: the deltas add up to {accumulate(deltas)}, the final message is {final}"
+        if not case["partial"]:
+            held, outcome, _ = stream_output(generated, output, size)
+            if accumulate(held) != final or outcome.message != final:
+                return f"chunks of {size}, open arguments held: the deltas add up to {accumulate(held)}, the final message is {final}"
     return ""
 
 

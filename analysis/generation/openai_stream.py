@@ -32,8 +32,10 @@ from analysis.phases.result import CallIdPosition
 class OpenAIStream:
     """Model output in, OpenAI ``choices[].delta`` objects out (see the module docstring)."""
 
-    def __init__(self, generated: Generated) -> None:
-        self.parser = StreamParser(generated)
+    def __init__(self, generated: Generated, show_open_arguments: bool = False) -> None:
+        """``show_open_arguments``: as :class:`StreamParser`'s (JSON arguments
+        shown as they are written, instead of once they close)."""
+        self.parser = StreamParser(generated, show_open_arguments)
         #: the id each call's first chunk carried (the model's, else a generated one)
         self.ids: dict[int, str] = {}
         #: the format writes a call's id after its name: a call's first delta waits for the next one

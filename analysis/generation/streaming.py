@@ -33,6 +33,7 @@ from analysis.messages.mapper import (
     arguments_delta,
     content_delta,
     map_result,
+    map_streamed,
     message_deltas,
     reasoning_delta,
 )
@@ -309,8 +310,14 @@ class _Accumulated:
 class StreamParser:
     """Feeds output chunks through a generated parser (see the module docstring)."""
 
-    def __init__(self, generated: Generated):
+    def __init__(self, generated: Generated, show_open_arguments: bool = False):
+        """``show_open_arguments``: show a call whose arguments are read whole
+        (JSON, Python, a harmony message) while they are written, as the
+        reference does, instead of once they close; a stream may then show a
+        call whose arguments turn out not to read (and keeps what it showed)."""
         self.generated = generated
+        #: calls with arguments read whole wait until these close (see __init__)
+        self.holds_open_arguments = not show_open_arguments
         self._chunks: list[str] = [generated.generation_prompt]  #: the text parsed last, then the chunks since
         self._acc = _Accumulated()
         self._path: _Path | None = None
@@ -442,7 +449,11 @@ class StreamParser:
         if result.status is Status.FAILURE:
             self._failed = True  # no continuation can fit: the final parse reports it
             return []
-        message = map_result(result, self.generated.keeps_reasoning_in_content, self.generated.hooks, decoded=self._decoded)
+        generated = self.generated
+        if self.holds_open_arguments:
+            message, holds_call = map_streamed(result, generated.keeps_reasoning_in_content, generated.hooks, self._decoded)
+        else:
+            message, holds_call = map_result(result, generated.keeps_reasoning_in_content, generated.hooks, decoded=self._decoded), False
         held = held_whole = False
         if result.status is Status.NEED_MORE:
             shown, held = self.generated.hold_open_reasoning(result, message)
@@ -464,7 +475,7 @@ class StreamParser:
         elif held:  # the shown reasoning waits
             self._path = self._plan_held(result) if held_whole else None
         else:
-            self._path = self._plan(result)
+            self._path = self._plan(result, holds_call)
         return deltas
 
     def _plan_held(self, result: ParseResult) -> _Path | None:
@@ -479,8 +490,10 @@ class StreamParser:
             return None
         return _UntilPath(_DropSink(), delimiters, result.text[result.end :])
 
-    def _plan(self, result: ParseResult) -> _Path | None:
-        """The fast path for the chunks after this parse, if the frontier is a growing field."""
+    def _plan(self, result: ParseResult, holds_call: bool = False) -> _Path | None:
+        """The fast path for the chunks after this parse, if the frontier is a
+        growing field (``holds_call``: the message holds a call, and what
+        follows it: the path carries the chunks and shows nothing)."""
         if self.generated.keeps_reasoning_in_content or result.frontier is None:
             return None
         node, start = result.frontier
@@ -489,7 +502,7 @@ class StreamParser:
             # (a frontier that starts at the very end may still move: a space()
             # before it would swallow leading whitespace of the next chunk)
             return None
-        sink = self._sink(tag, call, field_name)
+        sink = _DropSink() if holds_call else self._sink(tag, call, field_name)
         if sink is None:
             return None
         text = result.text
@@ -530,8 +543,8 @@ class StreamParser:
                 return None  # leading whitespace is still being dropped
             pending = tag.text[len(tag.text.rstrip(_WS)) :] if tag.text.strip() else ""
             return _TextSink(parts, reasoning_delta if field_name == REASONING else content_delta, pending)
-        if field_name == DROP:
-            return _DropSink()
+        if field_name == DROP or (field_name == TOOL_ARGS and self.holds_open_arguments):
+            return _DropSink()  # (raw arguments held: the call shows once they close, as the mapper holds it)
         if call is None or not self._call_shown(call) or not acc.calls:
             return None  # the call is not shown yet: its arguments wait for the name
         parts, index = acc.calls[-1][2], len(acc.calls) - 1
@@ -548,9 +561,11 @@ class StreamParser:
         return _ArgumentsSink(parts, index, escape=True, hold_newline=True, pending=pending)
 
 
-def stream_output(generated: Generated, output: str, chunk_size: int) -> tuple[list[Delta], ParseOutcome, StreamParser]:
+def stream_output(
+    generated: Generated, output: str, chunk_size: int, show_open_arguments: bool = False
+) -> tuple[list[Delta], ParseOutcome, StreamParser]:
     """Feed ``output`` in chunks of ``chunk_size`` characters; all deltas, the final outcome, the parser."""
-    parser = StreamParser(generated)
+    parser = StreamParser(generated, show_open_arguments)
     deltas: list[Delta] = []
     for i in range(0, len(output), max(chunk_size, 1)):
         deltas.extend(parser.feed(output[i : i + chunk_size]))

@@ -217,6 +217,8 @@ def _tagged_arguments(
     whole = True  #: every argument read is complete
     for arg in call.find(TOOL_ARG):
         names = [n for n in arg.children if n.name == TOOL_ARG_NAME]
+        if _not_begun(arg, names):
+            continue
         if not names or not names[0].complete:
             whole = False
             break
@@ -259,6 +261,20 @@ def _call(
     return ToolCall(hooks.names(names[0].text), arguments, ids[0] if ids else None)
 
 
+def _arguments_open(node: TagNode) -> bool:
+    """Whether a call's raw arguments (JSON or Python, read whole) are still
+    being written, or not begun: until they close, nobody knows whether they
+    read as an object, so the call is not shown (tagged arguments show value
+    by value, from the first)."""
+    raw = node.find(TOOL_ARGS)
+    if not raw:  # (none yet: raw arguments may follow; tagged ones show from their first)
+        return not node.complete and not node.find(TOOL_ARG)
+    if not raw[0].complete or raw[0].find(TOOL_ARGS_UNREAD):  # (kept as written: no object, once finished)
+        return True
+    python = raw[0].find(TOOL_ARG_PY)
+    return bool(python) and not python[0].complete
+
+
 def _reads_as_object(node: TagNode, call: ToolCall) -> bool:
     """Whether a call's arguments are a JSON object: raw arguments that JSON
     read whole (never those kept as written), Python read whole, or tagged
@@ -272,8 +288,14 @@ def _reads_as_object(node: TagNode, call: ToolCall) -> bool:
     if not call.arguments.startswith("{"):
         return False
     # tagged arguments are closed where the call is complete or every argument in it is
-    args = node.find(TOOL_ARG)
+    args = [a for a in node.find(TOOL_ARG) if not _not_begun(a, [n for n in a.children if n.name == TOOL_ARG_NAME])]
     return node.complete or all(a.complete and any(n.name == TOOL_ARG_NAME and n.complete for n in a.children) for a in args)
+
+
+def _not_begun(arg: TagNode, names: list[TagNode]) -> bool:
+    """An argument the parse opened at the output's end with nothing of it
+    written (no name, only whitespace): no argument at all."""
+    return not arg.complete and not names and not arg.text.strip(_WS)
 
 
 def _json_object(text: str) -> bool:
@@ -298,12 +320,22 @@ class _Walk:
     finished: bool = False
     #: the spans of the calls kept as text so
     unread: list[tuple[int, int]] = field(default_factory=list)
+    #: a call whose arguments are read whole (JSON, Python, a harmony message)
+    #: is left out until they close (a stream shows no call that may not read),
+    #: and so is everything after it
+    hold_open_arguments: bool = False
+    held: bool = False
 
     def visit(self, node: TagNode) -> None:
+        if self.held:
+            return  # (after a held call, nothing shows: the call may yet be text, before it)
         if node.name in self.hooks.message_tags:
             self.message(node, self.hooks.route(node, self.keep_reasoning_in_content))
             return
         if node.name == TOOL:
+            if self.hold_open_arguments and _arguments_open(node):
+                self.held = True  # (JSON or Python arguments may still turn out not to read)
+                return
             call = _call(node, self.hooks, self.final, self.cache, self.finished)
             if call is not None and self.finished and not _reads_as_object(node, call):
                 self.as_text(node)
@@ -338,6 +370,9 @@ class _Walk:
                 return
             # trailing whitespace goes only once an end marker follows (as the stream held it)
             ended = body.complete and body.end < node.end
+            if not ended and self.hold_open_arguments:
+                self.held = True  # (until its end marker: arguments that may not read are never shown)
+                return
             arguments = body.text.strip(_WS) if ended else body.text.lstrip(_WS)
             if self.finished and not _json_object(arguments):
                 self.as_text(node)
@@ -361,6 +396,17 @@ def map_result(
     cut short), so a typed value cut short shows as written.  ``decoded``: a
     stream's cache of its complete values' decodings (see :data:`Decoded`)."""
     return _walked(_Walk(hooks, keep_reasoning_in_content, final, decoded), result)[0]
+
+
+def map_streamed(
+    result: ParseResult, keep_reasoning_in_content: bool, hooks: OutputHooks, decoded: Decoded | None = None
+) -> tuple[Message, bool]:
+    """What a stream shows of a partial parse, and whether it holds a call:
+    :func:`map_result`, but a call whose arguments are read whole (JSON,
+    Python, a harmony message) is left out while they are open, with what
+    follows it, as they may not read as an object once complete."""
+    walk = _Walk(hooks, keep_reasoning_in_content, False, decoded, hold_open_arguments=True)
+    return _walked(walk, result)[0], walk.held
 
 
 def map_finished(

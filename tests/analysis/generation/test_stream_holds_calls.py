@@ -1,0 +1,76 @@
+"""A stream shows nothing the whole parse would read otherwise: a call whose
+arguments are read whole (JSON) is held, with what follows it, until they
+close; then it shows in one delta.  ``show_open_arguments`` streams them as
+written, as the reference does."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from analysis.generation import auto_parser
+from analysis.generation.generated import Generated
+from analysis.generation.streaming import stream_output
+from analysis.messages.mapper import accumulate
+from analysis.parsers import ChatRequest
+from analysis.template import demo_template_path, load_template
+
+TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+    "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}, "required": ["city"]}}}]
+
+
+@pytest.fixture(scope="module")
+def generated() -> Generated:
+    parser = auto_parser(load_template(demo_template_path()))
+    return parser.generate(ChatRequest.from_json({"messages": [{"role": "user", "content": "Weather?"}], "tools": TOOLS}))
+
+
+def _call(arguments: str) -> str:
+    return '<tool_call>\n{"name": "get_weather", "arguments": ' + arguments + "}\n</tool_call>"
+
+
+@pytest.mark.parametrize("size", [1, 3, 7])
+def test_a_json_call_shows_in_one_delta_once_its_arguments_close(generated: Generated, size: int) -> None:
+    output = "Checking." + _call('{"city": "Paris", "days": 3}')
+    deltas, outcome, _ = stream_output(generated, output, size)
+    calls = [d for d in deltas if d.tool_index is not None]
+    assert len(calls) == 1 and calls[0].tool_name == "get_weather"
+    assert json.loads(calls[0].arguments or "") == {"city": "Paris", "days": 3}
+    assert accumulate(deltas) == outcome.message == generated.parse(output).message
+
+
+@pytest.mark.parametrize("broken", ["007", "3 days", "tru", '"unterminated'])
+@pytest.mark.parametrize("size", [1, 4])
+def test_a_call_whose_arguments_break_is_never_shown(generated: Generated, broken: str, size: int) -> None:
+    output = "Checking." + _call('{"city": "Paris", "days": ' + broken + "}") + "\nDone."
+    whole = generated.parse(output)
+    assert not whole.message.tool_calls and "kept as text" in whole.warning
+    deltas, outcome, _ = stream_output(generated, output, size)
+    assert not [d for d in deltas if d.tool_index is not None]
+    assert outcome.message == whole.message and accumulate(deltas) == whole.message
+
+
+def test_text_after_a_held_call_waits_with_it(generated: Generated) -> None:
+    """Content after a call whose arguments are not decided is not shown
+    before it: the call may yet be text, which comes first."""
+    output = _call('{"city": "Paris", "days": 007}') + "\nDone."
+    deltas, outcome, _ = stream_output(generated, output, 1)
+    shown_content = [d.content for d in deltas if d.content]
+    assert "".join(shown_content) == outcome.message.content
+    assert outcome.message.content.startswith("<tool_call>") and outcome.message.content.endswith("Done.")
+
+
+def test_a_stream_may_show_open_arguments_as_the_reference_does(generated: Generated) -> None:
+    output = _call('{"city": "Paris", "days": 3}')
+    deltas, outcome, _ = stream_output(generated, output, 2, show_open_arguments=True)
+    pieces = [d.arguments for d in deltas if d.arguments]
+    assert len(pieces) > 3  # the arguments, as written, a few characters at a time
+    assert accumulate(deltas) == outcome.message == generated.parse(output).message
+
+
+def test_a_call_cut_off_in_its_arguments_is_never_shown(generated: Generated) -> None:
+    output = "Checking." + _call('{"city": "Paris", "days": 3}')[:-25]
+    deltas, outcome, _ = stream_output(generated, output, 3)
+    assert not [d for d in deltas if d.tool_index is not None] and not outcome.message.tool_calls
+    assert outcome.message == generated.parse(output).message
