@@ -11,11 +11,32 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from peg.combinators import UNBOUNDED, Parser, Ref, Rule
-    from peg.engine import ParseResult, TagNode, parse
+    from peg.combinators import (
+        UNBOUNDED,
+        Json,
+        Literal,
+        Parser,
+        Ref,
+        Repetition,
+        Rest,
+        Rule,
+        Schema,
+        Tag,
+        Until,
+    )
+    from peg.engine import (
+        ParseResult,
+        TagNode,
+        delimiter_anchors,
+        held_back,
+        held_back_of,
+        parse,
+        partial_end,
+    )
     from peg.errors import AutoparserError, GrammarError, PegError
     from peg.gbnf_reader import read_gbnf
     from peg.gbnf_writer import schema_to_gbnf, to_gbnf
+    from peg.json_stream import IncrementalJson
     from peg.status import Status
     from peg.text import WS, line_column
     from peg.validate import problems
@@ -25,7 +46,19 @@ _EXPORTS = {
     "Rule": "combinators",
     "Ref": "combinators",
     "UNBOUNDED": "combinators",
+    "Json": "combinators",
+    "Literal": "combinators",
+    "Repetition": "combinators",
+    "Rest": "combinators",
+    "Schema": "combinators",
+    "Tag": "combinators",
+    "Until": "combinators",
     "parse": "engine",
+    "partial_end": "engine",
+    "held_back": "engine",
+    "held_back_of": "engine",
+    "delimiter_anchors": "engine",
+    "IncrementalJson": "json_stream",
     "ParseResult": "engine",
     "Status": "status",
     "TagNode": "engine",
@@ -39,7 +72,37 @@ _EXPORTS = {
     "line_column": "text",
     "problems": "validate",
 }
-__all__ = ["UNBOUNDED", "WS", "AutoparserError", "GrammarError", "ParseResult", "Parser", "PegError", "Ref", "Rule", "Status", "TagNode", "line_column", "parse", "problems", "read_gbnf", "schema_to_gbnf", "to_gbnf"]
+__all__ = [
+    "UNBOUNDED",
+    "WS",
+    "AutoparserError",
+    "GrammarError",
+    "IncrementalJson",
+    "Json",
+    "Literal",
+    "ParseResult",
+    "Parser",
+    "PegError",
+    "Ref",
+    "Repetition",
+    "Rest",
+    "Rule",
+    "Schema",
+    "Status",
+    "Tag",
+    "TagNode",
+    "Until",
+    "delimiter_anchors",
+    "held_back",
+    "held_back_of",
+    "line_column",
+    "parse",
+    "partial_end",
+    "problems",
+    "read_gbnf",
+    "schema_to_gbnf",
+    "to_gbnf",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from analysis.checks.round_trip import ProbeStatus, RoundTrip, loads_or_text, round_trips
 from analysis.export.hf_reading import check_loadable, transformers_missing, transformers_reading
-from analysis.export.response_template import response_template
+from analysis.export.spec_writer import response_template
 from analysis.messages.mapper import Message
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from analysis._lazy import lazy_getattr
 
 if TYPE_CHECKING:
-    from analysis.export.response_template import VERSION, response_template
+    from analysis.export.spec_writer import VERSION, response_template
     from analysis.export.tokenizer_config import (
         config_path,
         read_response_template,
@@ -21,8 +21,8 @@ if TYPE_CHECKING:
     )
 
 _EXPORTS = {
-    "response_template": "response_template",
-    "VERSION": "response_template",
+    "response_template": "spec_writer",
+    "VERSION": "spec_writer",
     "config_path": "tokenizer_config",
     "write_response_template": "tokenizer_config",
     "read_response_template": "tokenizer_config",

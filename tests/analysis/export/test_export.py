@@ -17,7 +17,7 @@ import pytest
 
 from analysis.checks.hf_compare import Agreement, export_checked
 from analysis.errors import ExportError
-from analysis.export.response_template import response_template
+from analysis.export.spec_writer import response_template
 from analysis.export.tokenizer_config import (
     dump_like,
     read_response_template,
