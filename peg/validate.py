@@ -54,17 +54,8 @@ def problems(root: Parser) -> list[str]:
 
 
 def _children(node: Parser) -> tuple[Parser, ...]:
-    if isinstance(node, Sequence):
-        return node.items
-    if isinstance(node, Choice):
-        return node.options
-    if isinstance(node, (Repetition, Peek, Not, Atomic, Tag, Schema)):
-        return (node.item,)
-    if isinstance(node, Rule):
-        return (node.body,) if node.body is not None else ()
-    if isinstance(node, Ref):
-        return (node.rule,)
-    return ()
+    """What the walk visits under ``node``: its sub-parsers, and a reference's rule."""
+    return (node.rule,) if isinstance(node, Ref) else node.children()
 
 
 def _walk(root: Parser) -> list[tuple[Parser, str]]:
