@@ -533,7 +533,9 @@ def check(
     shard_spec: str | None = typer.Option(None, "--shard", metavar="I/N", help="I/N: check only the I-th of N shares of the templates (for a CI matrix)."),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON summary (nothing else on stdout)."),
     junit: Path | None = typer.Option(None, "--junit", metavar="FILE", help="Also write JUnit XML to this file."),
-    round_trip: bool = typer.Option(True, "--round-trip/--no-round-trip", help="Check that each template's own renderings (tool calls, a reply, reasoning) parse back."),
+    round_trip: bool = typer.Option(
+        True, "--round-trip/--no-round-trip", help="Check that each template's own renderings (tool calls, a reply, reasoning) parse back."
+    ),
     lint: bool = typer.Option(False, "--lint", help="Lint each template too (as `autoparser lint`): an error finding fails its TEMPLATE:RULE test."),
     ignore: list[str] | None = typer.Option(None, "--ignore", metavar="RULE", help="With --lint: do not run this rule (repeatable)."),
 ) -> None:

@@ -54,4 +54,14 @@ ReasoningFormatOpt = typer.Option(
     help=" | ".join(f.value for f in ReasoningFormat) + " (default: the request's, else auto).",
 )
 
-__all__ = ["ParallelToolCallsOpt", "ReasoningFormat", "ReasoningFormatOpt", "RequestOpt", "SourceArg", "ThinkingOpt", "ThinkingOrRequestOpt", "ToolsOpt", "VariantOpt"]
+__all__ = [
+    "ParallelToolCallsOpt",
+    "ReasoningFormat",
+    "ReasoningFormatOpt",
+    "RequestOpt",
+    "SourceArg",
+    "ThinkingOpt",
+    "ThinkingOrRequestOpt",
+    "ToolsOpt",
+    "VariantOpt",
+]

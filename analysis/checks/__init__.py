@@ -34,5 +34,21 @@ _EXPORTS = {
     "export_checked": "hf_compare",
     "ProbeStatus": "round_trip",
 }
-__all__ = ["Agreement", "CaseRunner", "CheckOptions", "CheckReport", "CheckRun", "CheckStatus", "ProbeReading", "ProbeStatus", "RoundTrip", "TemplateCheck", "check_templates", "export_checked", "load_cases", "round_trips", "run_check"]
+__all__ = [
+    "Agreement",
+    "CaseRunner",
+    "CheckOptions",
+    "CheckReport",
+    "CheckRun",
+    "CheckStatus",
+    "ProbeReading",
+    "ProbeStatus",
+    "RoundTrip",
+    "TemplateCheck",
+    "check_templates",
+    "export_checked",
+    "load_cases",
+    "round_trips",
+    "run_check",
+]
 __getattr__ = lazy_getattr(__name__, _EXPORTS)

@@ -59,7 +59,14 @@ TYPED_TOOL: dict[str, Any] = {
     },
 }
 #: a string with quotes, markup, an ampersand, a newline and non-ASCII; values of every type
-TYPED_VALUES = {"city": 'Paris "Île" <b>x</b> & co\nline 2', "unit": "celsius", "days": 3, "flags": [True, None, "a"], "options": {"a": 1, "b": [2]}, "hourly": False}
+TYPED_VALUES = {
+    "city": 'Paris "Île" <b>x</b> & co\nline 2',
+    "unit": "celsius",
+    "days": 3,
+    "flags": [True, None, "a"],
+    "options": {"a": 1, "b": [2]},
+    "hourly": False,
+}
 #: the tool-call probes: name -> (the tool, the arguments of each call)
 CALL_SETS: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]] = {
     "one call": (WEATHER_TOOL, [{"city": "Paris"}]),
@@ -294,7 +301,8 @@ def _read_back(name: str, generated: Generated, read: tuple[str, Message], same:
     stop = _stop(text, generated)
     if stop < len(text) and (outcome := generated.parse(text[:stop])).ok and same(outcome.message):
         text, message = text[:stop], outcome.message
-    return RoundTrip(name, ProbeStatus.OK, text=text, prompt=generated.prompt.text, tools=tuple(dict(t) for t in generated.request.tools or ()), message=message)
+    tools = tuple(dict(t) for t in generated.request.tools or ())
+    return RoundTrip(name, ProbeStatus.OK, text=text, prompt=generated.prompt.text, tools=tools, message=message)
 
 
 def _stop(text: str, generated: Generated) -> int:

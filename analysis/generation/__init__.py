@@ -1,4 +1,6 @@
-"""The analysis of a template (phases and handler) and what it generates per request: parser, grammar, triggers; parsing, streaming, hints and checks of a parsed message.
+"""The analysis of a template (phases and handler) and what it generates per
+request: parser, grammar, triggers; parsing, streaming, hints and checks of a
+parsed message.
 
 The names below are this layer's public API; each is imported on first use
 (``analysis.generation.NAME``), so importing one of its modules stays cheap."""
@@ -37,5 +39,20 @@ _EXPORTS = {
     "check_output": "grammar_check",
     "GrammarFit": "grammar_check",
 }
-__all__ = ["AutoParser", "Generated", "GrammarFit", "OpenAIStream", "ParseOutcome", "StreamParser", "Trigger", "analyze_template", "auto_parser", "cached_analysis", "call_problems", "check_output", "parse_hints", "stream_output"]
+__all__ = [
+    "AutoParser",
+    "Generated",
+    "GrammarFit",
+    "OpenAIStream",
+    "ParseOutcome",
+    "StreamParser",
+    "Trigger",
+    "analyze_template",
+    "auto_parser",
+    "cached_analysis",
+    "call_problems",
+    "check_output",
+    "parse_hints",
+    "stream_output",
+]
 __getattr__ = lazy_getattr(__name__, _EXPORTS)

@@ -39,5 +39,18 @@ _EXPORTS = {
     "apply_workarounds": "workarounds",
     "CallIdPosition": "result",
 }
-__all__ = ["CallIdPosition", "ContentAnalysis", "Degradation", "Evidence", "PhaseLog", "ReasoningAnalysis", "TemplateAnalysis", "ToolsAnalysis", "analyze_content", "analyze_reasoning", "analyze_tools", "apply_workarounds"]
+__all__ = [
+    "CallIdPosition",
+    "ContentAnalysis",
+    "Degradation",
+    "Evidence",
+    "PhaseLog",
+    "ReasoningAnalysis",
+    "TemplateAnalysis",
+    "ToolsAnalysis",
+    "analyze_content",
+    "analyze_reasoning",
+    "analyze_tools",
+    "apply_workarounds",
+]
 __getattr__ = lazy_getattr(__name__, _EXPORTS)

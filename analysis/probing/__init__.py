@@ -26,5 +26,15 @@ _EXPORTS = {
     "segment_diff": "diff",
     "chat_template_problem": "caps",
 }
-__all__ = ["Capabilities", "Comparison", "ComparisonFailed", "Prober", "chat_template_problem", "detect_capabilities", "render_adapted", "segment_diff", "tokens_written"]
+__all__ = [
+    "Capabilities",
+    "Comparison",
+    "ComparisonFailed",
+    "Prober",
+    "chat_template_problem",
+    "detect_capabilities",
+    "render_adapted",
+    "segment_diff",
+    "tokens_written",
+]
 __getattr__ = lazy_getattr(__name__, _EXPORTS)

@@ -33,5 +33,17 @@ _EXPORTS = {
     "demo_template_path": "builtin",
     "read_json": "loading",
 }
-__all__ = ["FROZEN_CLOCK", "RENDER_ARGUMENTS", "ChatTemplate", "LoadedTemplate", "RenderLimits", "RenderRequest", "compile_template", "demo_template_path", "load_template", "read_json", "templates_dir"]
+__all__ = [
+    "FROZEN_CLOCK",
+    "RENDER_ARGUMENTS",
+    "ChatTemplate",
+    "LoadedTemplate",
+    "RenderLimits",
+    "RenderRequest",
+    "compile_template",
+    "demo_template_path",
+    "load_template",
+    "read_json",
+    "templates_dir",
+]
 __getattr__ = lazy_getattr(__name__, _EXPORTS)

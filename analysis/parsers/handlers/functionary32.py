@@ -40,7 +40,14 @@ def refine(analysis: TemplateAnalysis, source: str) -> TemplateAnalysis:
     )
 
 
-def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: str, continued_text: str, prefill: PrefillOutcome, for_grammar: bool = False) -> BuiltParser:
+def build(
+    analysis: TemplateAnalysis,
+    request: ChatRequest,
+    generation_prompt: str,
+    continued_text: str,
+    prefill: PrefillOutcome,
+    for_grammar: bool = False,
+) -> BuiltParser:
     boilerplate, _ = boilerplate_and_reasoning_start(generation_prompt, continued_text, analysis, prefill)
     if MARK in boilerplate:  # the recipient after the last >>> is the model's
         boilerplate = boilerplate[: boilerplate.rfind(MARK) + len(MARK)]

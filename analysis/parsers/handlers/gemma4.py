@@ -146,7 +146,8 @@ def _call(function: dict[str, Any], value: Parser, lenient: bool = False) -> Par
     properties = (function.get("parameters") or {}).get("properties") or {}
     names = sorted(properties, key=lambda n: -len(str(n)))
     name_choice = p.choice(*(p.literal(str(n)) for n in names)) if names else p.chars("[A-Za-z0-9_]", 1, UNBOUNDED)
-    arg = p.tag(TOOL_ARG, p.tag(TOOL_ARG_NAME, name_choice) + p.space() + p.literal(":") + p.space() + (_lenient_value(value, [str(n) for n in names]) if lenient else p.tag(TOOL_ARG_GEMMA, value)))
+    read = _lenient_value(value, [str(n) for n in names]) if lenient else p.tag(TOOL_ARG_GEMMA, value)
+    arg = p.tag(TOOL_ARG, p.tag(TOOL_ARG_NAME, name_choice) + p.space() + p.literal(":") + p.space() + read)
     args = p.optional(arg + p.zero_or_more(p.space() + p.literal(",") + p.space() + arg))
     # (lenient) the closing brace left out: the call's end marker ends it
     close = p.choice(p.literal("}"), p.peek(p.literal(CALL_END))) if lenient else p.literal("}")
@@ -155,7 +156,14 @@ def _call(function: dict[str, Any], value: Parser, lenient: bool = False) -> Par
     )
 
 
-def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: str, continued_text: str, prefill: PrefillOutcome, for_grammar: bool = False) -> BuiltParser:
+def build(
+    analysis: TemplateAnalysis,
+    request: ChatRequest,
+    generation_prompt: str,
+    continued_text: str,
+    prefill: PrefillOutcome,
+    for_grammar: bool = False,
+) -> BuiltParser:
     """Reasoning block, then content, calls and stray channel markers in any order."""
     extracts = request.reasoning_format is not ReasoningFormat.NONE
     boilerplate, _ = boilerplate_and_reasoning_start(generation_prompt, continued_text, analysis, prefill)

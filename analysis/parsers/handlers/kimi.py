@@ -72,11 +72,19 @@ def _call(function: Mapping[str, Any], strict: bool) -> Parser:
     # (parsing) arguments that are not JSON are kept as written, up to the call's end
     args = json_arguments(function, (CALL_END, CALL_START, SECTION_END), strict)
     # whitespace models write around the markers (" <|tool_call_argument_begin|>") is read too
-    return tags.tool(p.literal(CALL_START) + p.space() + call_id + p.space() + p.literal(ARGS_START) + p.space() + args + p.space() + p.optional(p.literal(CALL_END)),
+    return tags.tool(
+        p.literal(CALL_START) + p.space() + call_id + p.space() + p.literal(ARGS_START) + p.space() + args + p.space() + p.optional(p.literal(CALL_END)),
     )
 
 
-def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: str, continued_text: str, prefill: PrefillOutcome, for_grammar: bool = False) -> BuiltParser:
+def build(
+    analysis: TemplateAnalysis,
+    request: ChatRequest,
+    generation_prompt: str,
+    continued_text: str,
+    prefill: PrefillOutcome,
+    for_grammar: bool = False,
+) -> BuiltParser:
     extracts = request.reasoning_format is not ReasoningFormat.NONE and analysis.reasoning.mode is not ReasoningMode.NONE
     boilerplate, _ = boilerplate_and_reasoning_start(generation_prompt, continued_text, analysis, prefill)
     functions = tool_functions(request) if request.has_tools else []
@@ -84,7 +92,8 @@ def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: s
     reasoning = p.eps()
     if extracts:
         start, end = strip_ws(analysis.reasoning.start), strip_ws(analysis.reasoning.end)
-        reasoning = p.optional(tags.reasoning_block(p.literal(start) + p.space() + tags.reasoning(p.until(end, *starts)) + p.optional(p.literal(end)) + p.space()))
+        block = p.literal(start) + p.space() + tags.reasoning(p.until(end, *starts)) + p.optional(p.literal(end)) + p.space()
+        reasoning = p.optional(tags.reasoning_block(block))
     # (parsing) the end-of-turn marker an engine passes through, and closers written twice, are dropped
     stops = () if for_grammar else turn_end_markers(analysis)
     if not functions:

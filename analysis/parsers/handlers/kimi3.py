@@ -110,15 +110,25 @@ def _call(function: Mapping[str, Any], strict: bool = False) -> Parser:
     end = p.peek(p.space() + p.literal(ARG_CLOSE))
     typed = typed_value({}, f"{function['name']}-value", end, p.tag(TOOL_ARG_RAW, p.until(ARG_CLOSE)))
     other_value = p.chars("[a-z]", 1, UNBOUNDED) + p.literal('"' + SEP) + p.space() + typed
-    argument = p.tag(TOOL_ARG, p.literal(ARG_OPEN) + p.tag(TOOL_ARG_NAME, key) + p.literal('" type="') + p.choice(string_value, other_value) + p.literal(ARG_CLOSE))
-    json_block = p.literal(JSON_OPEN) + p.space() + tags.tool_args(p.schema(p.json_value(), f"{function['name']}-args", parameters or {"type": "object"})) + p.space() + p.literal(JSON_CLOSE)
-    head = p.literal(CALL_OPEN) + tags.tool_name(p.literal(_attribute(function["name"]))) + p.literal('" index="') + p.chars("[0-9]", 1, UNBOUNDED) + p.literal('"' + SEP)
+    value = p.choice(string_value, other_value)
+    argument = p.tag(TOOL_ARG, p.literal(ARG_OPEN) + p.tag(TOOL_ARG_NAME, key) + p.literal('" type="') + value + p.literal(ARG_CLOSE))
+    json_args = tags.tool_args(p.schema(p.json_value(), f"{function['name']}-args", parameters or {"type": "object"}))
+    json_block = p.literal(JSON_OPEN) + p.space() + json_args + p.space() + p.literal(JSON_CLOSE)
+    index = p.literal('" index="') + p.chars("[0-9]", 1, UNBOUNDED) + p.literal('"' + SEP)
+    head = p.literal(CALL_OPEN) + tags.tool_name(p.literal(_attribute(function["name"]))) + index
     # (parsing) a call's closer left out ends where the next call, the section's end or the turn's end follows
     close = or_left_out(CALL_CLOSE, (CALL_OPEN, TOOLS_CLOSE, MESSAGE_CLOSE, END_OF_MESSAGE), strict)
     return tags.tool(head + p.choice(json_block, p.zero_or_more(argument)) + close)
 
 
-def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: str, continued_text: str, prefill: PrefillOutcome, for_grammar: bool = False) -> BuiltParser:
+def build(
+    analysis: TemplateAnalysis,
+    request: ChatRequest,
+    generation_prompt: str,
+    continued_text: str,
+    prefill: PrefillOutcome,
+    for_grammar: bool = False,
+) -> BuiltParser:
     """Think block, response block, tools section, end of turn."""
     extracts = request.reasoning_format is not ReasoningFormat.NONE
     boilerplate, _ = boilerplate_and_reasoning_start(generation_prompt, continued_text, analysis, prefill)
@@ -139,7 +149,8 @@ def build(analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: s
     if not functions:
         body = head + turn_end + p.end()
         return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, None, "", extracts)
-    calls = p.literal(TOOLS_OPEN) + repeated_calls(p.choice(*(_call(f, for_grammar) for f in functions)), request, for_grammar) + p.optional(p.literal(TOOLS_CLOSE))
+    one = p.choice(*(_call(f, for_grammar) for f in functions))
+    calls = p.literal(TOOLS_OPEN) + repeated_calls(one, request, for_grammar) + p.optional(p.literal(TOOLS_CLOSE))
     tools = calls if request.tool_choice is ToolChoice.REQUIRED else p.optional(calls)
     body = head + tools + turn_end + p.end()
     # the lazy grammar runs from the trigger to the end of the turn
