@@ -266,8 +266,6 @@ def message_panels(message: Message) -> list[Panel]:
     return panels
 
 
-#: What each grammar trigger kind means (llama.cpp's common_grammar_trigger types).
-TRIGGER_KINDS = {1: "word", 2: "pattern", 3: "full pattern"}
 TRIGGER_LEGEND = (
     "trigger kinds: word = the grammar starts at this text; pattern = at the first match of this regex; "
     "full pattern = when the whole output matches this regex"
@@ -282,7 +280,7 @@ def trigger_text(triggers: tuple[Trigger, ...]) -> Text:
     for i, t in enumerate(triggers):
         if i:
             out.append("  ")
-        out.append(f"{TRIGGER_KINDS.get(t.type, str(t.type))} ", style="bold")
+        out.append(f"{t.type.label} ", style="bold")
         out.append_text(visible(t.value))
     return out
 
@@ -409,7 +407,7 @@ def grammar_text(generated: Generated, output_only: bool = False) -> str:
             "for an engine that constrains only the output, use --output-only"
         )
     for t in g.triggers:
-        lines.append(f"# trigger {TRIGGER_KINDS.get(t.type, str(t.type))}: {json.dumps(t.value, ensure_ascii=False)}")
+        lines.append(f"# trigger {t.type.label}: {json.dumps(t.value, ensure_ascii=False)}")
     if g.grammar_lazy:
         lines.append(f"# ({TRIGGER_LEGEND})")
     lines.append("# preserved tokens: " + " ".join(json.dumps(t, ensure_ascii=False) for t in g.preserved_tokens))

@@ -545,6 +545,8 @@ def check(
 
     Exit status: 0 everything passed, 1 a failure, 2 bad input.
     """
+    import json
+
     from rich.text import Text
 
     from analysis.checks import CheckOptions, run_check
@@ -562,7 +564,7 @@ def check(
     if junit is not None:
         write_atomic(junit, report.to_junit(), "JUnit report")
     if as_json:
-        write_stdout(report.to_json())
+        write_stdout(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n")
     else:
         if checks:
             show(check_table(checks, set(drifted), console().width))

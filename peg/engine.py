@@ -136,8 +136,9 @@ class ParseResult:
         return self.text[lo:hi] + "\n" + " " * (self.furthest - lo) + "^"
 
 
-# A match result: (status, end, nodes).  Status codes are small ints for speed.
-OK, FAIL, MORE = 0, 1, 2
+# A match result: (status, end, nodes).  The status is one of these small ints
+# (for speed), the engine's own codes for Status.SUCCESS, FAILURE and NEED_MORE.
+_OK, _FAIL, _MORE = 0, 1, 2
 _Result = tuple[int, int, tuple[TagNode, ...]]
 _NONE: tuple[TagNode, ...] = ()
 
@@ -165,7 +166,7 @@ class _State:
 
     def more(self, node: Parser, pos: int, end: int) -> _Result:
         self.frontier = (node, pos)
-        return MORE, end, _NONE
+        return _MORE, end, _NONE
 
     def expect(self, pos: int, what: str) -> None:
         if pos > self.furthest:
@@ -183,11 +184,11 @@ def _match(node: Parser, st: _State, pos: int) -> _Result:
 def _literal(node: Literal, st: _State, pos: int) -> _Result:
     text, lit = st.text, node.text
     if text.startswith(lit, pos):
-        return OK, pos + len(lit), _NONE
+        return _OK, pos + len(lit), _NONE
     if st.partial and len(text) - pos < len(lit) and lit.startswith(text[pos:]):  # (no slice of a long rest)
         return st.more(node, pos, len(text))
     st.expect(pos, repr(lit))
-    return FAIL, pos, _NONE
+    return _FAIL, pos, _NONE
 
 
 def _charclass(node: CharClass, st: _State, pos: int) -> _Result:
@@ -200,28 +201,28 @@ def _charclass(node: CharClass, st: _State, pos: int) -> _Result:
         if st.partial and pos + count == len(text):
             return st.more(node, pos, len(text))
         st.expect(pos + count, node.spec())
-        return FAIL, pos, _NONE
-    return OK, pos + count, _NONE
+        return _FAIL, pos, _NONE
+    return _OK, pos + count, _NONE
 
 
 def _sequence(node: Sequence, st: _State, pos: int) -> _Result:
     nodes: list[TagNode] = []
     for item in node.items:
         status, pos, found = _match(item, st, pos)
-        if status == FAIL:
-            return FAIL, pos, _NONE
+        if status == _FAIL:
+            return _FAIL, pos, _NONE
         nodes.extend(found)
-        if status == MORE:
-            return MORE, pos, tuple(nodes)
-    return OK, pos, tuple(nodes)
+        if status == _MORE:
+            return _MORE, pos, tuple(nodes)
+    return _OK, pos, tuple(nodes)
 
 
 def _choice(node: Choice, st: _State, pos: int) -> _Result:
     for option in node.options:
         result = _match(option, st, pos)
-        if result[0] != FAIL:
+        if result[0] != _FAIL:
             return result
-    return FAIL, pos, _NONE
+    return _FAIL, pos, _NONE
 
 
 def _repetition(node: Repetition, st: _State, pos: int) -> _Result:
@@ -229,18 +230,18 @@ def _repetition(node: Repetition, st: _State, pos: int) -> _Result:
     count = 0
     while node.max == UNBOUNDED or count < node.max:
         status, end, found = _match(node.item, st, pos)
-        if status == FAIL:
+        if status == _FAIL:
             break
         nodes.extend(found)
-        if status == MORE:
-            return MORE, end, tuple(nodes)
+        if status == _MORE:
+            return _MORE, end, tuple(nodes)
         count += 1
         if end == pos:  # no progress: stop (an empty match repeats forever)
             break
         pos = end
     if count < node.min:
-        return FAIL, pos, _NONE
-    return OK, pos, tuple(nodes)
+        return _FAIL, pos, _NONE
+    return _OK, pos, tuple(nodes)
 
 
 def _until(node: Until, st: _State, pos: int) -> _Result:
@@ -249,13 +250,13 @@ def _until(node: Until, st: _State, pos: int) -> _Result:
     if found_before is not None:
         hit = found_before.get((id(node), pos))
         if hit is not None:
-            return OK, hit, _NONE
+            return _OK, hit, _NONE
     best = _first_unescaped(node, text, pos, st.partial) if node.escape else _first_of(node.delimiters, text, pos)
     if node.then is not None:
         best, decided = _first_that_reads(node.then, st, best, functools.partial(_next_delimiter, node, st))
         if not decided:  # (partial input: what follows the delimiter may still read, or not)
             if node.tentative:
-                return OK, best, _NONE
+                return _OK, best, _NONE
             return st.more(node, pos, best)
     if best < 0 and node.repairs:
         repaired = _repaired_end(node, st, pos)
@@ -268,13 +269,13 @@ def _until(node: Until, st: _State, pos: int) -> _Result:
         # (and never with a look-ahead: what reads from a delimiter may change as text comes)
         if found_before is not None and node.then is None and best + _longest(node.delimiters) - 1 <= len(text):
             found_before[(id(node), pos)] = best
-        return OK, best, _NONE
+        return _OK, best, _NONE
     if st.partial:
         # Hold back a tail that may be the start of a delimiter (``</thi``) or a stop.
         return st.more(node, pos, partial_end(node, text, pos))
     if node.stops:
-        return OK, trailing_stops(text, node.stops, pos, len(text)), _NONE
-    return OK, len(text), _NONE
+        return _OK, trailing_stops(text, node.stops, pos, len(text)), _NONE
+    return _OK, len(text), _NONE
 
 
 def _repaired_end(node: Until, st: _State, pos: int) -> _Result | None:
@@ -288,9 +289,9 @@ def _repaired_end(node: Until, st: _State, pos: int) -> _Result | None:
     if st.partial:
         return st.more(node, pos, first)
     if node.repair_then is None:
-        return OK, first, _NONE
+        return _OK, first, _NONE
     best, _ = _first_that_reads(node.repair_then, st, first, lambda i: _first_of(node.repairs, st.text, i))
-    return (OK, best, _NONE) if best >= 0 else None
+    return (_OK, best, _NONE) if best >= 0 else None
 
 
 def _next_delimiter(node: Until, st: _State, at: int) -> int:
@@ -322,9 +323,9 @@ def _first_that_reads(then: Parser, st: _State, first: int, following: Callable[
 def _first_match(then: Parser, st: _State, found: int, following: Callable[[int], int]) -> tuple[int, bool]:
     while found >= 0:
         status, _, _ = _match(then, st, found)
-        if status == OK:
+        if status == _OK:
             return found, True
-        if status == MORE:
+        if status == _MORE:
             return found, False
         st.any_rejected = True
         found = following(found + 1)  # (not there: the next delimiter, after this one's first character)
@@ -535,60 +536,60 @@ def _rest(node: Rest, st: _State, pos: int) -> _Result:
     if st.partial:
         return st.more(node, pos, partial_end(node, st.text, pos) if node.stops else len(st.text))
     if node.stops:
-        return OK, trailing_stops(st.text, node.stops, pos, len(st.text)), _NONE
-    return OK, len(st.text), _NONE
+        return _OK, trailing_stops(st.text, node.stops, pos, len(st.text)), _NONE
+    return _OK, len(st.text), _NONE
 
 
 def _space(node: Space, st: _State, pos: int) -> _Result:
-    return OK, _SPACE.match(st.text, pos).end(), _NONE  # type: ignore[union-attr]
+    return _OK, _SPACE.match(st.text, pos).end(), _NONE  # type: ignore[union-attr]
 
 
 def _eps(node: Eps, st: _State, pos: int) -> _Result:
-    return OK, pos, _NONE
+    return _OK, pos, _NONE
 
 
 def _end(node: End, st: _State, pos: int) -> _Result:
     if pos == len(st.text):
-        return OK, pos, _NONE
+        return _OK, pos, _NONE
     st.expect(pos, "end of input")
-    return FAIL, pos, _NONE
+    return _FAIL, pos, _NONE
 
 
 def _peek(node: Peek, st: _State, pos: int) -> _Result:
     status, end, _ = _match(node.item, st, pos)
-    return (status, end if status == FAIL else pos, _NONE)  # (a look-ahead shows nothing)
+    return (status, end if status == _FAIL else pos, _NONE)  # (a look-ahead shows nothing)
 
 
 def _not(node: Not, st: _State, pos: int) -> _Result:
     status, _, _ = _match(node.item, st, pos)
-    if status == OK:
+    if status == _OK:
         st.expect(pos, f"not {node.item.dump()}")
-        return FAIL, pos, _NONE
-    if status == MORE:
-        return MORE, pos, _NONE  # (a look-ahead shows nothing)
-    return OK, pos, _NONE
+        return _FAIL, pos, _NONE
+    if status == _MORE:
+        return _MORE, pos, _NONE  # (a look-ahead shows nothing)
+    return _OK, pos, _NONE
 
 
 def _atomic(node: Atomic, st: _State, pos: int) -> _Result:
     status, end, found = _match(node.item, st, pos)
-    if status == MORE:
-        return MORE, end, _NONE
+    if status == _MORE:
+        return _MORE, end, _NONE
     return status, end, found
 
 
 def _tag(node: Tag, st: _State, pos: int) -> _Result:
     status, end, found = _match(node.item, st, pos)
-    if status == FAIL:
-        return FAIL, end, _NONE
-    closer = st.last_closer if status == MORE else ""
-    tag_node = TagNode(node.name, pos, end, st.text, found, status == OK, closer)
+    if status == _FAIL:
+        return _FAIL, end, _NONE
+    closer = st.last_closer if status == _MORE else ""
+    tag_node = TagNode(node.name, pos, end, st.text, found, status == _OK, closer)
     return status, end, (tag_node,)
 
 
 def _json(node: Json, st: _State, pos: int) -> _Result:
     scan = scan_json(st.text, pos, st.partial)
     if scan.status is Status.SUCCESS:
-        return OK, scan.end, _NONE
+        return _OK, scan.end, _NONE
     if scan.status is Status.NEED_MORE:
         st.last_closer = scan.closer
         end = scan.end
@@ -598,7 +599,7 @@ def _json(node: Json, st: _State, pos: int) -> _Result:
             end = first if first >= 0 else end - held_back(text, node.held, pos)
         return st.more(node, pos, end)
     st.expect(scan.end, scan.expected)
-    return FAIL, pos, _NONE
+    return _FAIL, pos, _NONE
 
 
 def _schema(node: Schema, st: _State, pos: int) -> _Result:
@@ -609,16 +610,16 @@ def _rule(node: Rule, st: _State, pos: int) -> _Result:
     key = (id(node), pos)
     cached = st.memo.get(key)
     if cached is not None:
-        if cached[0] == MORE:  # (what asked for more input, as when it was parsed)
+        if cached[0] == _MORE:  # (what asked for more input, as when it was parsed)
             st.frontier, st.last_closer = st.more_at[key]
         return cached
-    st.memo[key] = (FAIL, pos, _NONE)  # guards against left recursion
+    st.memo[key] = (_FAIL, pos, _NONE)  # guards against left recursion
     st.rule_stack.append(node.name)
     assert node.body is not None, f"rule {node.name} has no body"
     result = _match(node.body, st, pos)
     st.rule_stack.pop()
     st.memo[key] = result
-    if result[0] == MORE:
+    if result[0] == _MORE:
         st.more_at[key] = (st.frontier, st.last_closer)
     return result
 
@@ -669,9 +670,9 @@ def parse(
             expected=frozenset({"less deeply nested input"}),
             rule_stack=tuple(st.rule_stack[-3:]),
         )
-    if status == OK:
+    if status == _OK:
         kind = Status.SUCCESS
-    elif status == MORE:
+    elif status == _MORE:
         kind = Status.NEED_MORE
     else:
         kind = Status.FAILURE
@@ -688,6 +689,6 @@ def parse(
         furthest=max(st.furthest, 0),
         expected=frozenset(st.expected),
         rule_stack=st.furthest_stack,
-        frontier=st.frontier if status == MORE else None,
+        frontier=st.frontier if status == _MORE else None,
         rejected=st.any_rejected,
     )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from typing import Any
@@ -79,7 +78,7 @@ class CheckReport:
             text += f", {_count(self.known, 'known failure')}, {len(self.fixed)} fixed"
         return text
 
-    def to_json(self) -> str:
+    def to_json(self) -> dict[str, Any]:
         """The summary object of ``--json``, with every template's result."""
         failures: list[dict[str, Any]] = []
         for kind, name, check, reason in self.failures:
@@ -99,7 +98,7 @@ class CheckReport:
             "failures": failures,
             "results": [r.to_json() for r in self.results.values()],
         }
-        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        return data
 
     def to_junit(self) -> str:
         """JUnit XML: a ``templates`` and a ``cases`` suite, one test case each,

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from analysis.generation.grammar_check import GrammarFit, check_output
     from analysis.generation.hints import parse_hints
     from analysis.generation.openai_stream import OpenAIStream
-    from analysis.generation.results import ParseOutcome, Trigger
+    from analysis.generation.results import ParseOutcome, Trigger, TriggerKind
     from analysis.generation.streaming import StreamParser, stream_output
 
 _EXPORTS = {
@@ -31,6 +31,7 @@ _EXPORTS = {
     "Generated": "generated",
     "ParseOutcome": "results",
     "Trigger": "results",
+    "TriggerKind": "results",
     "StreamParser": "streaming",
     "OpenAIStream": "openai_stream",
     "stream_output": "streaming",
@@ -47,6 +48,7 @@ __all__ = [
     "ParseOutcome",
     "StreamParser",
     "Trigger",
+    "TriggerKind",
     "analyze_template",
     "auto_parser",
     "cached_analysis",

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
-from analysis.generation.results import ParseOutcome, Trigger
+from analysis.generation.results import ParseOutcome, Trigger, TriggerKind
 from analysis.generation.shown_text import unshown_from, with_rest
 from analysis.messages.hooks import GENERIC, OutputHooks
 from analysis.messages.mapper import Message, map_finished, map_result
@@ -327,7 +327,7 @@ def _grammar(built: BuiltParser, request: ChatRequest) -> tuple[str, bool, tuple
     if not lazy:
         triggers: tuple[Trigger, ...] = ()
     elif built.trigger_patterns:
-        triggers = tuple(Trigger(2, pattern) for pattern in built.trigger_patterns)
+        triggers = tuple(Trigger(TriggerKind.PATTERN, pattern) for pattern in built.trigger_patterns)
     else:
-        triggers = (Trigger(1, built.trigger),)
+        triggers = (Trigger(TriggerKind.WORD, built.trigger),)
     return grammar, lazy, triggers, ""

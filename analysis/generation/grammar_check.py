@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from analysis.generation.generated import Generated
+from analysis.generation.results import TriggerKind
 from analysis.messages.tags import REASONING_BLOCK
 from analysis.probing.markers import strip_ws
 from peg.gbnf_reader import read_gbnf
@@ -29,11 +30,11 @@ def constrained_text(generated: Generated, output: str) -> str | None:
     start = _after_reasoning(generated, output)
     found: list[int] = []
     for trigger in generated.triggers:
-        if trigger.type == 1:  # a word
+        if trigger.type is TriggerKind.WORD:
             at = output.find(trigger.value, start)
         else:  # a pattern: the grammar applies from its first group (or the match)
             match = re.compile(trigger.value).search(output, start)
-            if match is not None and trigger.type == 3 and match.end() != len(output):
+            if match is not None and trigger.type is TriggerKind.FULL_PATTERN and match.end() != len(output):
                 match = None
             at = -1 if match is None else (match.start(1) if match.re.groups else match.start())
         if at >= 0:

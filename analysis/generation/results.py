@@ -2,21 +2,37 @@
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from typing import Any
 
 from analysis.messages.mapper import Message
 
 
+class TriggerKind(enum.IntEnum):
+    """How a trigger switches a lazy grammar on (llama.cpp's
+    ``common_grammar_trigger`` types, whose numbers the JSON keeps)."""
+
+    WORD = 1  #: the grammar starts at this text
+    PATTERN = 2  #: at the first match of this regex
+    FULL_PATTERN = 3  #: when the whole output matches this regex
+
+    @property
+    def label(self) -> str:
+        """``word``, ``pattern``, ``full pattern``."""
+        return self.name.lower().replace("_", " ")
+
+
 @dataclass(frozen=True)
 class Trigger:
-    """What switches a lazy grammar on: ``word`` (1), ``pattern`` (2), ``full pattern`` (3)."""
+    """What switches a lazy grammar on: a :class:`TriggerKind` and its text or regex."""
 
-    type: int
+    type: TriggerKind
     value: str
 
     def to_json(self) -> dict[str, Any]:
-        return {"type": self.type, "value": self.value}
+        """``{"type": 1|2|3, "value"}``, as the reference writes it."""
+        return {"type": int(self.type), "value": self.value}
 
 
 @dataclass(frozen=True)

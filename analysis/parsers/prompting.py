@@ -33,13 +33,13 @@ class Prompt:
 
 
 def render_messages(
-    template: ChatTemplate, caps: Capabilities, request: ChatRequest, messages: Sequence[Mapping[str, Any]], agp: bool
+    template: ChatTemplate, caps: Capabilities, request: ChatRequest, messages: Sequence[Mapping[str, Any]], generation_prompt: bool
 ) -> str:
     """Render ``messages`` with the request's tools and options, adapting the
     conversation to the template's capabilities if it rejects it."""
     render_request = RenderRequest(
         _arguments_as_objects(messages) if caps.supports_object_arguments else list(messages),
-        request.tools or None, add_generation_prompt=agp, enable_thinking=request.enable_thinking, extra=request.extra
+        request.tools or None, add_generation_prompt=generation_prompt, enable_thinking=request.enable_thinking, extra=request.extra
     )
     return render_adapted(template, render_request, caps)
 

@@ -79,8 +79,8 @@ def _r2_thinking_switch(prober: Prober, log: PhaseLog, result: ReasoningAnalysis
     try:
         cmp = prober.compare(
             "R2 enable_thinking off/on",
-            conversation(tools=False, agp=True, thinking=False),
-            conversation(tools=False, agp=True, thinking=True),
+            conversation(tools=False, generation_prompt=True, thinking=False),
+            conversation(tools=False, generation_prompt=True, thinking=True),
         )
     except ComparisonFailed as exc:
         log.degrade("reasoning", exc)

@@ -228,8 +228,8 @@ def generation_prompt(
     try:
         cmp = prober.compare(
             "generation prompt",
-            conversation(tools=False, agp=False, thinking=enable_thinking),
-            conversation(tools=False, agp=True, thinking=enable_thinking),
+            conversation(tools=False, generation_prompt=False, thinking=enable_thinking),
+            conversation(tools=False, generation_prompt=True, thinking=enable_thinking),
         )
     except ComparisonFailed as exc:
         log.degrade("generation prompt", exc)

@@ -134,8 +134,8 @@ def detect_capabilities(template: ChatTemplate) -> Capabilities:
     # history, either before a later user turn or as the last turn.
     reasoning_turn = {"role": "assistant", "content": "Assistant message", "reasoning_content": "PROBE_REASONING"}
     supports_reasoning = False
-    for messages, agp in (([_USER, reasoning_turn, _USER], True), ([_USER, reasoning_turn], False)):
-        out = _try_render(template, RenderRequest(messages, add_generation_prompt=agp))
+    for messages, generation_prompt in (([_USER, reasoning_turn, _USER], True), ([_USER, reasoning_turn], False)):
+        out = _try_render(template, RenderRequest(messages, add_generation_prompt=generation_prompt))
         if out is not None and "PROBE_REASONING" in out:
             supports_reasoning = True
             break

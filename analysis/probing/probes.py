@@ -80,10 +80,10 @@ def assistant(content: str | None = ASSISTANT_TEXT, reasoning: str | None = None
     return message
 
 
-def conversation(*turns: dict[str, Any], tools: bool = True, agp: bool = False, thinking: bool = True) -> RenderRequest:
+def conversation(*turns: dict[str, Any], tools: bool = True, generation_prompt: bool = False, thinking: bool = True) -> RenderRequest:
     """``[user, *turns]`` as a render request (probe tools on by default)."""
     return RenderRequest(
-        [USER, *turns], PROBE_TOOLS if tools else None, add_generation_prompt=agp, enable_thinking=thinking
+        [USER, *turns], PROBE_TOOLS if tools else None, add_generation_prompt=generation_prompt, enable_thinking=thinking
     )
 
 

@@ -28,7 +28,7 @@ MARK = ">>>"
 
 def detect(source: str, prober: Prober) -> str | None:
     """The generation prompt ends with the recipient marker ``>>>``."""
-    out = prober.render_shaped(conversation(agp=True, tools=True)) or ""
+    out = prober.render_shaped(conversation(generation_prompt=True, tools=True)) or ""
     if out.rstrip().endswith(MARK) and ">>>all" in source:
         return "the generation prompt ends with >>> (a recipient follows: all, or a function)"
     return None
