@@ -523,6 +523,8 @@ def check_details(
         for trip in check.round_trips:
             if trip.status is ProbeStatus.SKIPPED:
                 lines.append((f"round trip {trip.probe} skipped: {trip.detail}", "dim"))
+        for support, why in check.not_probed.items():
+            lines.append((f"not probed: {support} ({why})", "yellow"))
         for line in drifted.get(check.name, []):
             lines.append((f"drifted: {line}", "red"))
         if check.lint is not None:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis.checks.hf_compare import Agreement, ProbeReading, compare_readings
-from analysis.checks.round_trip import ProbeStatus, RoundTrip, round_trips
+from analysis.checks.round_trip import ProbeStatus, RoundTrip, round_trips, unprobed
 from analysis.errors import TemplateRenderError, one_line
 from analysis.export.hf_reading import check_loadable, transformers_missing
 from analysis.export.tokenizer_config import read_response_template
@@ -71,6 +71,7 @@ class TemplateCheck:
             "degraded": sorted({d.phase for d in self.analysis.degraded}) if self.analysis else [],
             "specialized": (self.analysis.specialized or "") if self.analysis else "",
             "round_trips": [{"probe": t.probe, "status": t.status.value, "detail": t.detail} for t in self.round_trips],
+            "not_probed": self.not_probed,
             "response_template": [r.to_json() for r in self.readings],
             **({"lint": self.lint.to_json()} if self.lint is not None else {}),
             "seconds": round(self.seconds, 3),
@@ -85,6 +86,12 @@ class TemplateCheck:
         if self.status == CheckStatus.FAILED:
             return "failed: " + self.reason
         return str(self.status.value)
+
+    @property
+    def not_probed(self) -> dict[str, str]:
+        """The support ("tool calls", "reasoning") no round-trip probe read
+        back, each with why (none when the probes did not run at all)."""
+        return unprobed(self.round_trips) if self.round_trips else {}
 
     @property
     def passed(self) -> bool:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from analysis.checks.checking import CheckStatus, TemplateCheck
+from analysis.checks.round_trip import PROBED_SUPPORT
 
 
 @dataclass
@@ -76,7 +77,18 @@ class CheckReport:
         text += f", {self.failed} failed"
         if self.known_failures:
             text += f", {_count(self.known, 'known failure')}, {len(self.fixed)} fixed"
+        gaps = self.not_probed()
+        if any(gaps.values()):
+            text += "; not probed: " + ", ".join(f"{support} in {count}" for support, count in gaps.items())
         return text
+
+    def not_probed(self) -> dict[str, int]:
+        """How many templates each support ("tool calls", "reasoning") could not be probed in."""
+        counts = dict.fromkeys(PROBED_SUPPORT, 0)
+        for result in self.results.values():
+            for support in result.not_probed:
+                counts[support] += 1
+        return counts
 
     def to_json(self) -> dict[str, Any]:
         """The summary object of ``--json``, with every template's result."""
@@ -93,6 +105,7 @@ class CheckReport:
             "passed": self.passed,
             "failed": self.failed,
             "degraded": self.degraded,
+            "not_probed": self.not_probed(),
             "known_failures": self.known,
             "fixed": self.fixed,
             "failures": failures,

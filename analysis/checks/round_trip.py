@@ -108,6 +108,30 @@ class RoundTrip:
     message: Message | None = None
 
 
+#: the support each group of probes shows: the tool-call probes, the reasoning probe
+PROBED_SUPPORT: dict[str, tuple[str, ...]] = {
+    "tool calls": (*CALL_SETS, "text and call"),
+    "reasoning": ("reasoning",),
+}
+#: why a group did not run at all: the analysis found nothing to probe
+_NOT_FOUND = {"tool calls": "the analysis finds no tool-call format", "reasoning": "the analysis finds no reasoning"}
+
+
+def unprobed(trips: tuple[RoundTrip, ...]) -> dict[str, str]:
+    """The support no probe read back ("tool calls", "reasoning"), each with
+    why: the analysis found none to probe, or why the probes were skipped."""
+    out: dict[str, str] = {}
+    for support, names in PROBED_SUPPORT.items():
+        ran = [t for t in trips if t.probe in names]
+        if any(t.status is ProbeStatus.OK for t in ran):
+            continue
+        failed = [t for t in ran if t.status is ProbeStatus.FAILED]
+        if failed:
+            continue  # (a failure is the template's status, not a gap)
+        out[support] = next((t.detail for t in ran if t.detail), _NOT_FOUND[support]) if ran else _NOT_FOUND[support]
+    return out
+
+
 def round_trips(parser: AutoParser) -> tuple[RoundTrip, ...]:
     """Every probe for ``parser``'s template: the tool-call probes (and text
     with a call) when the analysis finds tool calls, a plain reply, and a reply

@@ -149,3 +149,23 @@ def test_a_failed_round_trip_fails_the_template(zoo: Path, monkeypatch: pytest.M
     assert result.exit_code == 1 and "failed: one call" in result.stdout
     data = json.loads(run_cli("check", str(zoo / "coder.jinja"), "--json").stdout)
     assert data["failures"] == [{"template": "coder.jinja", "check": "round-trip", "reason": "round trip (one call): the template writes '<x>'; parsed: {}"}]
+
+
+def test_check_says_which_support_no_probe_read_back() -> None:
+    """A pass that ran only the reply probe says so: per template (the table's
+    details and --json) and counted in the summary line."""
+    plain = PROJECT_TEMPLATES / "tests" / "plain.jinja"
+    full = PROJECT_TEMPLATES / "tests" / "tagged_xml.jinja"
+    result = run_cli("check", str(plain), str(full), "--json", "-j", "1")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    by_name = {r["template"]: r for r in data["results"]}
+    assert by_name["plain.jinja"]["not_probed"] == {
+        "tool calls": "the analysis finds no tool-call format",
+        "reasoning": "the analysis finds no reasoning",
+    }
+    assert by_name["tagged_xml.jinja"]["not_probed"] == {}
+    assert data["not_probed"] == {"tool calls": 1, "reasoning": 1}
+    shown = run_cli("check", str(plain), str(full), "-j", "1", width=200)
+    assert "not probed: tool calls (the analysis finds no tool-call format)" in shown.stdout
+    assert shown.stdout.rstrip().endswith("2 passed, 0 failed; not probed: tool calls in 1, reasoning in 1")
