@@ -41,12 +41,7 @@ def refine(analysis: TemplateAnalysis, source: str) -> TemplateAnalysis:
 
 
 def build(
-    analysis: TemplateAnalysis,
-    request: ChatRequest,
-    generation_prompt: str,
-    continued_text: str,
-    prefill: PrefillOutcome,
-    for_grammar: bool = False,
+    analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: str, continued_text: str, prefill: PrefillOutcome, for_grammar: bool = False
 ) -> BuiltParser:
     boilerplate, _ = boilerplate_and_reasoning_start(generation_prompt, continued_text, analysis, prefill)
     if MARK in boilerplate:  # the recipient after the last >>> is the model's

@@ -157,12 +157,7 @@ def _call(function: dict[str, Any], value: Parser, lenient: bool = False) -> Par
 
 
 def build(
-    analysis: TemplateAnalysis,
-    request: ChatRequest,
-    generation_prompt: str,
-    continued_text: str,
-    prefill: PrefillOutcome,
-    for_grammar: bool = False,
+    analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: str, continued_text: str, prefill: PrefillOutcome, for_grammar: bool = False
 ) -> BuiltParser:
     """Reasoning block, then content, calls and stray channel markers in any order."""
     extracts = request.reasoning_format is not ReasoningFormat.NONE

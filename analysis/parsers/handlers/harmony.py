@@ -76,12 +76,7 @@ def refine(analysis: TemplateAnalysis, source: str) -> TemplateAnalysis:
 
 
 def build(
-    analysis: TemplateAnalysis,
-    request: ChatRequest,
-    generation_prompt: str,
-    continued_text: str,
-    prefill: PrefillOutcome,
-    for_grammar: bool = False,
+    analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: str, continued_text: str, prefill: PrefillOutcome, for_grammar: bool = False
 ) -> BuiltParser:
     """Messages, each a header and a body, until the end of the output."""
     boilerplate, _ = boilerplate_and_reasoning_start(generation_prompt, continued_text, analysis, prefill)

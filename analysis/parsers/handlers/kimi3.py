@@ -122,12 +122,7 @@ def _call(function: Mapping[str, Any], strict: bool = False) -> Parser:
 
 
 def build(
-    analysis: TemplateAnalysis,
-    request: ChatRequest,
-    generation_prompt: str,
-    continued_text: str,
-    prefill: PrefillOutcome,
-    for_grammar: bool = False,
+    analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: str, continued_text: str, prefill: PrefillOutcome, for_grammar: bool = False
 ) -> BuiltParser:
     """Think block, response block, tools section, end of turn."""
     extracts = request.reasoning_format is not ReasoningFormat.NONE
