@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from rich.tree import Tree
 
     from analysis.checks import ProbeReading, RoundTrip, TemplateCheck
-    from analysis.generation import Generated, Trigger
+    from analysis.generation import Generated, ParseHint, Trigger
     from analysis.lint import LintReport, Switch
     from analysis.messages import Delta, Message
     from analysis.phases import TemplateAnalysis
@@ -626,3 +626,20 @@ def lint_evidence(report: LintReport, width: int = 100) -> list[Text]:
     for rule, why in report.skipped.items():
         out.append(Text(f"not run: {rule}: {terminal_safe(why)}", style="dim"))
     return out
+
+
+def hint_text(hint: ParseHint) -> str:
+    """A parse hint as a sentence naming the option that would have read the output."""
+    from analysis.generation import HintKind
+
+    if hint.kind is HintKind.PARALLEL_CALLS_OFF:
+        return (
+            f"the model wrote {hint.count} tool calls but parallel_tool_calls is off: all are read; "
+            "pass --parallel-tool-calls (or set it in --request), as the grammar allows one call without it"
+        )
+    if hint.kind is HintKind.CUT_SHORT:
+        return "the output ends early (cut off at max_tokens?): try --partial"
+    return (
+        f"the output holds the template's tool-call marker {terminal_safe(repr(hint.marker))} but the request has no tools: "
+        "give --tools (or tools in --request)"
+    )

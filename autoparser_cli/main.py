@@ -427,6 +427,7 @@ def parse(
 
     from analysis.generation import auto_parser, call_problems, parse_hints
     from analysis.template import load_template
+    from autoparser_cli.formatting import hint_text
 
     if open_arguments and not stream:
         raise fail("--open-arguments needs --stream (a whole parse shows only arguments that read)")
@@ -472,7 +473,7 @@ def parse(
         if outcome.excerpt:
             write_excerpt(outcome.excerpt)
     for hint in hints:
-        note(hint, "hint")
+        note(hint_text(hint), "hint")
     if not outcome.ok or problems:
         raise typer.Exit(1)
 

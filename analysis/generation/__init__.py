@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from analysis.generation.generated import Generated
     from analysis.generation.generator import AutoParser, auto_parser
     from analysis.generation.grammar_check import GrammarFit, check_output
-    from analysis.generation.hints import parse_hints
+    from analysis.generation.hints import HintKind, ParseHint, parse_hints
     from analysis.generation.openai_stream import OpenAIStream
     from analysis.generation.results import ParseOutcome, Trigger, TriggerKind
     from analysis.generation.streaming import StreamParser, stream_output
@@ -36,6 +36,8 @@ _EXPORTS = {
     "OpenAIStream": "openai_stream",
     "stream_output": "streaming",
     "parse_hints": "hints",
+    "ParseHint": "hints",
+    "HintKind": "hints",
     "call_problems": "call_check",
     "check_output": "grammar_check",
     "GrammarFit": "grammar_check",
@@ -44,7 +46,9 @@ __all__ = [
     "AutoParser",
     "Generated",
     "GrammarFit",
+    "HintKind",
     "OpenAIStream",
+    "ParseHint",
     "ParseOutcome",
     "StreamParser",
     "Trigger",
