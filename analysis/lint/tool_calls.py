@@ -112,6 +112,7 @@ def _separators(text: str, needles: tuple[str, str, str], plural: str, singular:
     second = text[spots[1] + len(needles[1]) : spots[2]]
     alike, other = _DIGIT.sub("", first), _DIGIT.sub("", second)
     if alike == other or alike.split() != other.split():
+        yield from _opened_differently(text, spots, plural, singular)
         return
     at = diverge_at(first, second)
     yield Finding(
@@ -126,6 +127,39 @@ def _separators(text: str, needles: tuple[str, str, str], plural: str, singular:
         ),
     )
 
+
+def _opened_differently(text: str, spots: list[int], plural: str, singular: str) -> Iterator[Finding]:
+    """A finding when the first element is opened with whitespace the second's
+    opener lacks (or the reverse): the text before each, read back from the
+    element, is alike up to a run of whitespace, and the same marker stands
+    before that run in both (``<tool_call>\n{`` and ``<tool_call>{``)."""
+    before_first, before_second = _DIGIT.sub("", text[: spots[0]]), _DIGIT.sub("", text[: spots[1]])
+    shared = _common_suffix_length(before_first, before_second)
+    head_first, head_second = before_first[: len(before_first) - shared], before_second[: len(before_second) - shared]
+    gap_first = head_first[len(head_first.rstrip()) :]
+    gap_second = head_second[len(head_second.rstrip()) :]
+    if gap_first == gap_second or _common_suffix_length(head_first.rstrip(), head_second.rstrip()) < _MARKER_MIN:
+        return
+    at_first, at_second = spots[0] - shared - len(gap_first), spots[1] - shared - len(gap_second)
+    yield Finding(
+        CALL_WHITESPACE,
+        Severity.WARNING,
+        f"the first {singular} is opened differently from the second by whitespace "
+        f"({json.dumps(gap_first, ensure_ascii=False)} against {json.dumps(gap_second, ensure_ascii=False)} "
+        "after the same marker); a parser or grammar learnt from one misses the other",
+        (Evidence(f"the first of the {plural}", text, at_first), Evidence(f"the second of the {plural}", text, at_second)),
+    )
+
+
+def _common_suffix_length(a: str, b: str) -> int:
+    n = 0
+    while n < min(len(a), len(b)) and a[-1 - n] == b[-1 - n]:
+        n += 1
+    return n
+
+
+#: the fewest characters of a marker before a whitespace difference
+_MARKER_MIN = 3
 
 #: the digit of ``lintkeyN`` (argument names differ by it alone)
 _DIGIT = re.compile(r"(?<=lintkey)\d")

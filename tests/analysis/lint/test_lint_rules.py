@@ -167,3 +167,17 @@ def test_arguments_written_differently_by_whitespace_are_a_warning() -> None:
     assert next(f.message for f in report.findings if f.rule == "call-whitespace").startswith("arguments are written differently by whitespace")
     fixed = lint_source(source.replace("if loop.first else", "if false else"))  # (a newline after every argument)
     assert severities(fixed, "call-whitespace") == [], fixed.findings
+
+
+def test_a_first_call_opened_with_other_whitespace_is_a_warning() -> None:
+    """``<tool_call>\\n{`` for the first call, ``<tool_call>{`` for the others."""
+    source = (LINT / "call_whitespace_fixed.jinja").read_text()
+    defect = source.replace("'<tool_call>{'", "'<tool_call>' + ('\\n' if loop.first else '') + '{'")
+    assert defect != source
+    report = lint_source(defect)
+    assert severities(report, "call-whitespace") == [Severity.WARNING], report.findings
+    finding = next(f for f in report.findings if f.rule == "call-whitespace")
+    assert finding.message.startswith("the first call is opened differently from the second by whitespace")
+    first, second = finding.evidence
+    assert first.text[first.at : first.at + 1] == "\n" and second.text[second.at : second.at + 1] == "{"
+    assert severities(lint_source(source), "call-whitespace") == []
