@@ -213,8 +213,8 @@ def _reasoning(
     max_tokens while thinking) is reasoning too, up to the first of ``stops``
     (a tool-call marker: a call written inside an unclosed block is a call) or
     the ``turn_end`` markers that end the output.  Not ``strict`` (parsing): a
-    repeated opener opens one block, an end marker alone at the start closes an
-    empty one, and, with ``unopened`` (thinking is on and the model writes the
+    repeated opener opens one block, an end marker written again at once is
+    dropped, an end marker alone at the start closes an empty one, and, with ``unopened`` (thinking is on and the model writes the
     opener, the prompt none), text up to an end marker with no opener before
     it, and no call marker in it, is reasoning (``plan</think>answer``: an
     engine dropped the opener); it shows once the end marker comes, so a
@@ -225,6 +225,8 @@ def _reasoning(
     if not end:
         return p.eps()
     body = text_until((end,), turn_end, tags.reasoning) + p.literal(end) + p.space()
+    # (parsing) an end marker written again at once is dropped, not content ("</think></think>answer")
+    repeated_ends = p.zero_or_more(p.literal(end) + p.space())
     open_text = text_until(stops, turn_end, tags.reasoning)
     if start and not cleared_start:
         # GLM's turn is "<|assistant|>\n<think>…": the model writes the newline first;
@@ -233,20 +235,20 @@ def _reasoning(
         if strict:  # (the grammar: a constrained model closes its reasoning block)
             return p.optional(tags.reasoning_block(opener + body))
         opener = opener + p.zero_or_more(p.literal(start) + p.space())
-        block = opener + body
+        block = opener + body + repeated_ends
         unterminated = opener + open_text
         # an end marker alone at the start closes an empty block: no reasoning, and not content
-        empty = p.space() + p.literal(end) + p.space()
+        empty = p.space() + p.literal(end) + p.space() + repeated_ends
         blocks = [tags.reasoning_block(b) for b in (block, unterminated, empty)]
         if unopened:
             # (up to an end marker with no opener before it: text before a block
             # that opens mid-output is no reasoning)
-            text = tags.reasoning(p.until(end, start, *stops)) + p.literal(end) + p.space()
+            text = tags.reasoning(p.until(end, start, *stops)) + p.literal(end) + p.space() + repeated_ends
             blocks.append(p.tag(REASONING_UNOPENED, tags.reasoning_block(text)))
         return p.optional(p.choice(*blocks))
     if strict:
         return p.optional(tags.reasoning_block(body))
-    return p.optional(p.choice(tags.reasoning_block(body), tags.reasoning_block(open_text)))
+    return p.optional(p.choice(tags.reasoning_block(body + repeated_ends), tags.reasoning_block(open_text)))
 
 
 def _content_until(

@@ -156,6 +156,27 @@ def test_a_repeated_reasoning_opener_opens_one_block(output: str) -> None:
     assert read("Qwen-Qwen3-0.6B.jinja", output) == {"content": "Answer.", "reasoning_content": "Plan.", "ok": True}
 
 
+@pytest.mark.parametrize(
+    "template, output",
+    [
+        ("Qwen-Qwen3-0.6B.jinja", "<think>Plan.</think></think>Answer."),
+        ("Qwen-Qwen3-0.6B.jinja", "<think>\nPlan.\n</think>\n\n</think>\n\nAnswer."),
+        # (DeepSeek R1's prompt opens the block: the model writes the reasoning, then the closer twice)
+        ("deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja", "Plan.\n</think>\n</think>\n\nAnswer."),
+        ("GLM-4.6.jinja", "<think>Plan.</think></think>\nAnswer."),
+    ],
+)
+def test_a_reasoning_end_marker_written_again_at_once_is_dropped(template: str, output: str) -> None:
+    assert read(template, output) == {"content": "Answer.", "reasoning_content": "Plan.", "ok": True}
+
+
+def test_an_end_marker_later_in_the_reply_stays_text() -> None:
+    """Only a closer written again right after the block is dropped: one in the
+    reply is the reply's text (quoted, or the reply's own)."""
+    got = read("Qwen-Qwen3-0.6B.jinja", "<think>Plan.</think>Write `</think>` to end a block.")
+    assert got == {"content": "Write `</think>` to end a block.", "reasoning_content": "Plan.", "ok": True}
+
+
 def test_the_opener_the_prompt_wrote_repeated_by_the_model() -> None:
     """Qwen3.5's generation prompt opens <think>; a model that writes it again
     opens no second block (the reference keeps '<think>' as reasoning text:
