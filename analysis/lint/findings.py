@@ -48,7 +48,7 @@ class Evidence:
         shown = self.text[start:end]
         lead = "…" if start > 0 else ""
         tail = "…" if end < len(self.text) else ""
-        line = lead + shown.replace("\n", "↵").replace("\t", "→") + tail
+        line = lead + one_line(shown) + tail
         return line, (None if at is None else len(lead) + at - start)
 
     def to_json(self) -> dict[str, Any]:
@@ -114,3 +114,16 @@ def diverge_at(a: str, b: str) -> int:
         if a[i] != b[i]:
             return i
     return n
+
+
+def common_suffix_length(a: str, b: str) -> int:
+    """How many characters ``a`` and ``b`` share at their ends."""
+    n = 0
+    while n < min(len(a), len(b)) and a[-1 - n] == b[-1 - n]:
+        n += 1
+    return n
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line: newlines shown as ``↵``, tabs as ``→``."""
+    return text.replace("\n", "↵").replace("\t", "→")

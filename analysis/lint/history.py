@@ -18,18 +18,11 @@ from analysis.lint.conversations import (
     call_turn,
     tool_result,
 )
-from analysis.lint.findings import Evidence, Finding, Severity, diverge_at
+from analysis.lint.findings import Evidence, Finding, Severity, common_suffix_length, diverge_at, one_line
 
 GENERATION_PROMPT = "generation-prompt"
 GENERATION_PROMPT_FLAG = "generation-prompt-flag"
 HISTORY_PREFIX = "history-prefix"
-
-
-def _common_suffix(a: str, b: str) -> int:
-    n = 0
-    while n < min(len(a), len(b)) and a[-1 - n] == b[-1 - n]:
-        n += 1
-    return n
 
 
 def ignored_flag_tail(renderer: Renderer) -> str:
@@ -76,7 +69,7 @@ def _last_turn(renderer: Renderer, reply: Message, tools: Sequence[Message] | No
     tail = ignored_flag_tail(renderer)
     if tail:
         asked = renderer.render([USER_1]).text or ""
-        text = text[: len(text) - _common_suffix(text, asked)]
+        text = text[: len(text) - common_suffix_length(text, asked)]
     return text
 
 
@@ -225,4 +218,4 @@ _MARKER_OPENERS = "<|[{｜"
 
 def _show(text: str) -> str:
     """A short piece of a render, quoted with its whitespace visible."""
-    return '"' + text.replace("\n", "↵").replace("\t", "→") + '"' if text else "the end"
+    return f'"{one_line(text)}"' if text else "the end"

@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator
 
 from analysis.lint.conversations import TOOLS, USER_1, Renderer, call, call_turn, tool_result
-from analysis.lint.findings import Evidence, Finding, Severity, diverge_at
+from analysis.lint.findings import Evidence, Finding, Severity, common_suffix_length, diverge_at
 from analysis.probing.caps import Capabilities
 
 CALL_IDS = "call-ids"
@@ -134,11 +134,11 @@ def _opened_differently(text: str, spots: list[int], plural: str, singular: str)
     element, is alike up to a run of whitespace, and the same marker stands
     before that run in both (``<tool_call>\n{`` and ``<tool_call>{``)."""
     before_first, before_second = _DIGIT.sub("", text[: spots[0]]), _DIGIT.sub("", text[: spots[1]])
-    shared = _common_suffix_length(before_first, before_second)
+    shared = common_suffix_length(before_first, before_second)
     head_first, head_second = before_first[: len(before_first) - shared], before_second[: len(before_second) - shared]
     gap_first = head_first[len(head_first.rstrip()) :]
     gap_second = head_second[len(head_second.rstrip()) :]
-    if gap_first == gap_second or _common_suffix_length(head_first.rstrip(), head_second.rstrip()) < _MARKER_MIN:
+    if gap_first == gap_second or common_suffix_length(head_first.rstrip(), head_second.rstrip()) < _MARKER_MIN:
         return
     at_first, at_second = spots[0] - shared - len(gap_first), spots[1] - shared - len(gap_second)
     yield Finding(
@@ -149,13 +149,6 @@ def _opened_differently(text: str, spots: list[int], plural: str, singular: str)
         "after the same marker); a parser or grammar learnt from one misses the other",
         (Evidence(f"the first of the {plural}", text, at_first), Evidence(f"the second of the {plural}", text, at_second)),
     )
-
-
-def _common_suffix_length(a: str, b: str) -> int:
-    n = 0
-    while n < min(len(a), len(b)) and a[-1 - n] == b[-1 - n]:
-        n += 1
-    return n
 
 
 #: the fewest characters of a marker before a whitespace difference
