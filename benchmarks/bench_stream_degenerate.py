@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from analysis.generation.generator import auto_parser
 from analysis.generation.streaming import StreamParser
-from analysis.parsers.builder import trigger_marker
+from analysis.parsers.calls import trigger_marker
 from analysis.parsers.request import ChatRequest
 from analysis.template.loading import load_template
 

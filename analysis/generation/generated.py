@@ -15,7 +15,8 @@ from analysis.generation.shown_text import unshown_from, with_rest
 from analysis.messages.hooks import GENERIC, OutputHooks
 from analysis.messages.mapper import Message, map_finished, map_result
 from analysis.messages.tags import CONTENT, REASONING, REASONING_BLOCK, TOOL
-from analysis.parsers.builder import BuiltParser, call_closers
+from analysis.parsers.builder import BuiltParser
+from analysis.parsers.pieces import call_closers
 from analysis.parsers.prompting import Prompt
 from analysis.parsers.request import ChatRequest, ReasoningFormat, ToolChoice
 from analysis.phases.result import PrefillOutcome, TemplateAnalysis

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from analysis.generation.generated import Generated
 from analysis.generation.results import ParseOutcome
-from analysis.parsers.builder import trigger_marker
+from analysis.parsers.calls import trigger_marker
 
 
 class HintKind(str, enum.Enum):

@@ -7,7 +7,8 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from analysis.messages.hooks import GENERIC, OutputHooks
-from analysis.parsers.builder import BuiltParser, CallsBuilder
+from analysis.parsers.builder import BuiltParser
+from analysis.parsers.calls import CallsBuilder
 from analysis.parsers.request import ChatRequest
 from analysis.phases.result import PrefillOutcome, TemplateAnalysis, ToolFormat
 from analysis.probing.probes import Prober, assistant, conversation, tool_call

@@ -20,17 +20,12 @@ from analysis.messages.tags import (
     TOOL_ARG_RAW,
     TOOL_ARG_STRING,
 )
-from analysis.parsers.builder import (
-    argument_set,
-    or_left_out,
-    repeated_calls,
-    tool_functions,
-    turn_end_markers,
-    typed_value,
-)
 from analysis.parsers.handlers.base import Handler, probe_call_render, with_tool_markers
+from analysis.parsers.pieces import argument_set, repeated_calls, turn_end_markers, typed_value
+from analysis.parsers.repair import or_left_out
 from analysis.parsers.request import ChatRequest
 from analysis.parsers.response_spec import call_field, marker
+from analysis.parsers.schemas import tool_functions
 from analysis.phases.result import TemplateAnalysis, ToolFormat
 from analysis.probing.markers import strip_ws
 from analysis.probing.probes import FUN_A, Prober

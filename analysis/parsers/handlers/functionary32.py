@@ -6,18 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 from analysis.messages import tags
-from analysis.parsers.builder import (
-    BuiltParser,
-    boilerplate_and_reasoning_start,
-    ending,
-    json_arguments,
-    repeated_calls,
-    tool_functions,
-    turn_end_markers,
-)
+from analysis.parsers.builder import BuiltParser
 from analysis.parsers.handlers.base import Handler, with_tool_markers
+from analysis.parsers.json_calls import json_arguments
+from analysis.parsers.pieces import ending, repeated_calls, turn_end_markers
+from analysis.parsers.reasoning import boilerplate_and_reasoning_start
 from analysis.parsers.request import ChatRequest
 from analysis.parsers.response_spec import NAME, call_field, marker, turn_ends
+from analysis.parsers.schemas import tool_functions
 from analysis.phases.result import PrefillOutcome, TemplateAnalysis, ToolFormat
 from analysis.probing.markers import strip_ws
 from analysis.probing.probes import Prober, conversation

@@ -16,20 +16,13 @@ from analysis.messages import tags
 from analysis.messages.hooks import OutputHooks
 from analysis.messages.pyliteral import json_number
 from analysis.messages.tags import TOOL_ARG, TOOL_ARG_NAME, TOOL_ARG_RAW
-from analysis.parsers.builder import (
-    BuiltParser,
-    boilerplate_and_reasoning_start,
-    ending,
-    quoted_to_next_argument,
-    repeated_calls,
-    text_to_next_argument,
-    tool_functions,
-    turn_end_markers,
-    typed_value,
-)
+from analysis.parsers.builder import BuiltParser
 from analysis.parsers.handlers.base import Handler, probe_call_render, with_tool_markers
+from analysis.parsers.pieces import ending, quoted_to_next_argument, repeated_calls, text_to_next_argument, turn_end_markers, typed_value
+from analysis.parsers.reasoning import boilerplate_and_reasoning_start
 from analysis.parsers.request import ChatRequest, ReasoningFormat
 from analysis.parsers.response_spec import NAME, call_field, marker, turn_ends
+from analysis.parsers.schemas import tool_functions
 from analysis.phases.result import (
     PrefillOutcome,
     ReasoningAnalysis,

@@ -18,10 +18,12 @@ from typing import Any
 
 from analysis.messages.hooks import DROP, OutputHooks, Route
 from analysis.messages.tags import CONTENT, REASONING, TOOL_ARGS
-from analysis.parsers.builder import BuiltParser, boilerplate_and_reasoning_start, tool_functions
+from analysis.parsers.builder import BuiltParser
 from analysis.parsers.handlers.base import Handler, with_tool_markers
+from analysis.parsers.reasoning import boilerplate_and_reasoning_start
 from analysis.parsers.request import ChatRequest
 from analysis.parsers.response_spec import NAME, call_field
+from analysis.parsers.schemas import tool_functions
 from analysis.phases.result import (
     ContentMode,
     PrefillOutcome,

@@ -14,20 +14,14 @@ from dataclasses import replace
 from typing import Any
 
 from analysis.messages import tags
-from analysis.parsers.builder import (
-    BuiltParser,
-    boilerplate_and_reasoning_start,
-    ending,
-    json_arguments,
-    repeated_calls,
-    text_then,
-    text_to_end,
-    tool_functions,
-    turn_end_markers,
-)
+from analysis.parsers.builder import BuiltParser
 from analysis.parsers.handlers.base import Handler, probe_call_render, with_tool_markers
+from analysis.parsers.json_calls import json_arguments
+from analysis.parsers.pieces import ending, repeated_calls, text_then, text_to_end, turn_end_markers
+from analysis.parsers.reasoning import boilerplate_and_reasoning_start
 from analysis.parsers.request import ChatRequest, ReasoningFormat, ToolChoice
 from analysis.parsers.response_spec import NAME, call_field, marker
+from analysis.parsers.schemas import tool_functions
 from analysis.phases.result import (
     PrefillOutcome,
     ReasoningAnalysis,

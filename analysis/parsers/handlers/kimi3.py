@@ -25,17 +25,14 @@ from analysis.messages.tags import (
     TOOL_ARG_NAME,
     TOOL_ARG_RAW,
 )
-from analysis.parsers.builder import (
-    BuiltParser,
-    boilerplate_and_reasoning_start,
-    or_left_out,
-    repeated_calls,
-    tool_functions,
-    typed_value,
-)
+from analysis.parsers.builder import BuiltParser
 from analysis.parsers.handlers.base import Handler, probe_call_render, with_tool_markers
+from analysis.parsers.pieces import repeated_calls, typed_value
+from analysis.parsers.reasoning import boilerplate_and_reasoning_start
+from analysis.parsers.repair import or_left_out
 from analysis.parsers.request import ChatRequest, ReasoningFormat, ToolChoice
 from analysis.parsers.response_spec import call_field, marker
+from analysis.parsers.schemas import tool_functions
 from analysis.phases.result import (
     ContentMode,
     PrefillOutcome,

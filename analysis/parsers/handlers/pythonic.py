@@ -13,17 +13,11 @@ from typing import Any
 from analysis.messages import tags
 from analysis.messages.pyliteral import python_value
 from analysis.messages.tags import TOOL_ARG, TOOL_ARG_NAME, TOOL_ARG_PY
-from analysis.parsers.builder import (
-    argument_set,
-    or_left_out,
-    quoted_to_next_argument,
-    text_to_next_argument,
-    tool_functions,
-    turn_end_markers,
-    typed_value,
-)
 from analysis.parsers.handlers.base import Handler, probe_call_render, with_tool_markers
+from analysis.parsers.pieces import argument_set, quoted_to_next_argument, text_to_next_argument, turn_end_markers, typed_value
+from analysis.parsers.repair import or_left_out
 from analysis.parsers.request import ChatRequest
+from analysis.parsers.schemas import tool_functions
 from analysis.phases.result import ReasoningAnalysis, ReasoningMode, TemplateAnalysis, ToolFormat
 from analysis.probing.probes import ARG_A, FUN_A, Prober, conversation
 from peg import combinators as p

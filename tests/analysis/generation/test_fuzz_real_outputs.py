@@ -23,7 +23,7 @@ import pytest
 from analysis.checks.conformance import CaseRunner
 from analysis.generation.streaming import stream_output
 from analysis.messages.mapper import Message, accumulate
-from analysis.parsers.builder import turn_end_markers
+from analysis.parsers.pieces import turn_end_markers
 from analysis.parsers.request import ChatRequest
 from tests.conftest import SHARED, ZOO, needs_shared
 from tests.reading import arguments_are_objects, extends_but_for_calls_kept_as_text, keeps_its_text

@@ -15,7 +15,7 @@ import pytest
 from analysis.generation.generator import auto_parser
 from analysis.generation.streaming import stream_output
 from analysis.messages.mapper import Message, accumulate
-from analysis.parsers.builder import turn_end_markers
+from analysis.parsers.pieces import turn_end_markers
 from analysis.parsers.request import ChatRequest
 from analysis.template.loading import load_template
 from tests.conftest import ZOO, needs_shared

@@ -1,0 +1,105 @@
+"""The tool-call part of a generic format: calls in arrays, per-call markers
+and sections, and the marker that starts them.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from analysis.messages import tags
+from analysis.parsers.json_calls import PYTHON_TAG, bare_json_call_starts, json_native_call
+from analysis.parsers.pieces import marker, turn_end_markers
+from analysis.parsers.repair import bare_call_start, or_left_out
+from analysis.parsers.request import ChatRequest
+from analysis.parsers.schemas import ANY_TOOL, tool_functions
+from analysis.parsers.tagged_calls import tag_call
+from analysis.phases.result import (
+    TemplateAnalysis,
+    ToolFormat,
+)
+from analysis.probing.markers import MARKER_RE, strip_ws
+from peg import combinators as p
+from peg.combinators import Parser
+
+
+def calls_part(analysis: TemplateAnalysis, request: ChatRequest, strict: bool = False) -> Parser:
+    """The tool-call part: calls of the request's functions, in array, per-call
+    and section markers (``strict``: as the grammar constrains them)."""
+    fmt = analysis.tools.format
+    # (parsing) a call to a tool the request does not have is kept too
+    functions = tool_functions(request) + ([] if strict else [ANY_TOOL])
+    if fmt.mode is ToolFormat.JSON_NATIVE:
+        call = p.choice(*(json_native_call(analysis, f, strict) for f in functions))
+    else:
+        call = p.choice(*(tag_call(analysis, f, strict) for f in functions))
+    many = request.parallel_tool_calls or not strict  # (see repeated_calls)
+    if not strict and fmt.mode is ToolFormat.JSON_NATIVE and not (fmt.per_call_start or fmt.section_start):
+        call = p.optional(p.literal(PYTHON_TAG) + p.space()) + call
+    if fmt.tools_array_wrapped:
+        more = p.zero_or_more(p.space() + p.literal(",") + p.space() + tags.tool(call)) if many else p.eps()
+        unit = p.literal("[") + p.space() + tags.tool(call) + more + p.space() + p.literal("]")
+        if not strict and (fmt.per_call_start or fmt.section_start):  # (parsing) a call without its brackets
+            unit = p.choice(unit, tags.tool(call) + more)
+    else:
+        unit = tags.tool(call)
+    stops = () if strict else turn_end_markers(analysis)
+    section_end = strip_ws(fmt.section_end)
+    if fmt.per_call_start or fmt.per_call_end:
+        # (parsing) a call's closer left out ends where the next call, the section's end or the turn's end follows
+        opener = marker(fmt.per_call_start, strict)
+        closer = or_left_out(strip_ws(fmt.per_call_end), (strip_ws(fmt.per_call_start), section_end, *stops), strict)
+        # (parsing) the whitespace after the last call belongs to the text after it
+        # ("…</tool_call> Done." keeps its space), so whitespace comes before a call
+        trail = p.space() if strict else p.eps()
+        if fmt.tools_array_wrapped:  # each marker pair holds an array of calls
+            one = opener + unit + p.space() + closer + trail
+        else:  # the call includes its markers (a streamed call is shown once they open it)
+            one = tags.tool(opener + call + p.space() + closer) + trail
+            if not strict and bare_call_start(analysis):  # "<function=…>" without its "<tool_call>"
+                one = p.choice(one, tags.tool(call + p.space() + p.optional(closer)))
+        calls = (p.one_or_more(one) if many else one) if strict else p.one_or_more(p.space() + one)
+    elif not strict and bare_json_call_starts(analysis):  # Llama 3 models join calls with ";" too
+        calls = p.one_or_more(unit + p.space() + p.optional(p.literal(";") + p.space()))
+    else:
+        calls = p.one_or_more(unit + p.space()) if many and not fmt.tools_array_wrapped else unit + p.space()
+    if fmt.section_start or fmt.section_end:
+        opener = marker(fmt.section_start, strict)
+        pair = section_pair(analysis)
+        if pair and not strict:  # (parsing) the opener's two markers may hold the turn's text
+            opener = p.space() + p.literal(pair[0]) + tags.content(p.until(pair[1])) + p.literal(pair[1]) + p.space()
+        close = or_left_out(section_end, (strip_ws(fmt.section_start), *stops), strict)
+        calls = opener + calls + (close + p.space() if strict else p.space() + close)
+        if not strict and strip_ws(fmt.section_start):  # (parsing) calls in several sections
+            calls = p.one_or_more(calls)
+    return calls
+
+
+def trigger_marker(analysis: TemplateAnalysis) -> str:
+    """The text that starts tool calls (section or first per-call marker), or ""."""
+    fmt = analysis.tools.format
+    pair = section_pair(analysis)
+    marker = pair[0] if pair else strip_ws(fmt.section_start) or strip_ws(fmt.per_call_start)
+    if not marker and fmt.mode is not ToolFormat.JSON_NATIVE:
+        # no section and no per-call marker: a tag that opens with the name starts each call
+        # (MiniCPM5's <function name="...">)
+        name_prefix = strip_ws(analysis.tools.function.name_prefix)
+        if name_prefix.startswith("<"):
+            marker = name_prefix
+    return marker
+
+
+def section_pair(analysis: TemplateAnalysis) -> tuple[str, str] | None:
+    """A section opener that is two markers with nothing between them when the
+    turn has no text (Llama 4's ``<|python_start|><|python_end|>``, which holds
+    the turn's text when there is some), as (first, second); else None."""
+    opener = strip_ws(analysis.tools.format.section_start)
+    markers = MARKER_RE.findall(opener)
+    return (markers[0], markers[1]) if len(markers) == 2 and "".join(markers) == opener else None
+
+
+class CallsBuilder(Protocol):
+    """A dedicated handler's tool-call parser for a request, and its trigger
+    marker; with ``strict``, as the grammar constrains the calls (the tool's
+    schema: required arguments present, each at most once, typed values)."""
+
+    def __call__(self, analysis: TemplateAnalysis, request: ChatRequest, strict: bool = False) -> tuple[Parser, str]: ...

@@ -1,0 +1,46 @@
+"""Readings that exist only for output a model wrote wrong (parsing, never the
+grammar): closers left out or repeated, and calls written without their
+wrapper.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from analysis.parsers.pieces import call_closers, followed_by
+from analysis.phases.result import (
+    TemplateAnalysis,
+    ToolFormat,
+)
+from analysis.probing.markers import strip_ws
+from peg import combinators as p
+from peg.combinators import Parser
+
+
+def stray_closers(analysis: TemplateAnalysis) -> Parser:
+    """Closers a model repeats after its calls (``</tool_call></tool_call>``): dropped."""
+    closers = call_closers(analysis.tools.format)
+    if not closers:
+        return p.eps()
+    return p.zero_or_more(p.space() + p.choice(*(p.literal(c) for c in closers)))
+
+
+def or_left_out(closer: str, nexts: Sequence[str], strict: bool) -> Parser:
+    """``closer``; when parsing, also nothing where one of ``nexts`` follows (a
+    model left the closer out: the next call's opener or the turn's end marker
+    ends what it closes)."""
+    exact = p.literal(closer)
+    follows = [n for n in dict.fromkeys(nexts) if n and n != closer]
+    if strict or not closer or not follows:
+        return exact
+    return p.choice(exact, followed_by(follows))
+
+
+def bare_call_start(analysis: TemplateAnalysis) -> str:
+    """The function-name marker that models write without the per-call wrapper
+    (Qwen3-Coder's ``<function=`` without ``<tool_call>``), or "": only a
+    markup-like tagged prefix qualifies."""
+    fmt, prefix = analysis.tools.format, strip_ws(analysis.tools.function.name_prefix)
+    if fmt.mode is not ToolFormat.TAG_WITH_TAGGED or not fmt.per_call_start or fmt.tools_array_wrapped:
+        return ""
+    return prefix if prefix.startswith("<") and len(prefix) >= 3 else ""

@@ -1,0 +1,131 @@
+"""Tagged arguments as parsing reads them: a value ends at the first closer
+from which the call reads on (exact reading); only where none does, at a
+repair (the closer left out: the next argument, the call's close).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from analysis.messages.tags import (
+    TOOL_ARG,
+    TOOL_ARG_NAME,
+    TOOL_ARG_STRING,
+)
+from analysis.parsers.pieces import NAME_CHARS, call_closers, exact_marker, followed_by, marker, markup, turn_end_markers, typed_value
+from analysis.parsers.schemas import is_only_string, parameters_of, properties_of
+from analysis.phases.result import (
+    ArgumentsAnalysis,
+    TemplateAnalysis,
+)
+from analysis.probing.markers import strip_ws
+from peg import combinators as p
+from peg.combinators import UNBOUNDED, Parser
+
+#: XML's character-data section, around a tagged value that holds markup
+CDATA_OPEN, CDATA_CLOSE = "<![CDATA[", "]]>"
+
+
+def read_tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any]) -> Parser:
+    """Tagged arguments as parsing reads them: in any order, each optional,
+    names not in the schema too.  A value is read by the parameter's schema
+    (:func:`typed_value`): a string schema's value is the text up to its
+    closer; any other is the first of JSON or a Python literal that fills the
+    value up to its end, else the text as written, a string (the call is
+    kept; the schema check reports it).  A value's closer may be missing: it
+    ends at the next argument's opener or the call's close."""
+    a = analysis.tools.arguments
+    name_prefix, value_end = strip_ws(a.name_prefix), strip_ws(a.value_suffix)
+    function_close = strip_ws(analysis.tools.function.close)
+    if function_close == value_end:
+        function_close = ""
+    properties = properties_of(parameters_of(function))
+    names = sorted((str(n) for n in properties), key=lambda n: -len(n))  # longest first
+    # the next argument's opener ("<parameter=days>"), where it is markup: a value
+    # whose closer was left out ends there
+    openers = (
+        [name_prefix + n + strip_ws(a.name_suffix) for n in names] if markup(name_prefix) and strip_ws(a.name_suffix) else []
+    )
+    closer = value_end or name_prefix
+    # the markers that close the call around the function (</tool_call>): where the
+    # function's own close is left out too, a value ends there
+    fmt = analysis.tools.format
+    call_ends = [e for e in call_closers(fmt) if markup(e) and e not in (value_end, function_close)]
+    if function_close:
+        # the value ends at its closer where the call goes on (another argument
+        # or the call's close): "x </parameter> y" inside a value stays text
+        nexts = [n for n in (name_prefix, function_close, *call_ends) if n]
+        exact_ends = [closer + gap + n for n in nexts for gap in _GAPS]
+        repairs = [function_close, *openers, *call_ends]
+    else:
+        exact_ends, repairs = [closer], [*openers, *call_ends]
+    string_ends = exact_ends + repairs
+    # what may follow a typed value: its closer, or (left out) what comes after one
+    typed_ends = [closer, *openers, function_close, *call_ends] if value_end else [name_prefix, strip_ws(analysis.tools.function.close), *openers, *call_ends]
+    value_open = p.optional(exact_marker(a.value_prefix, True)) if strip_ws(a.value_prefix) else exact_marker(a.value_prefix, True)
+    # exact first: the value ends at its closer, from which the call reads on; only
+    # where none does, at a repair (its closer left out: the next argument, the call's close)
+    after = _after_a_value(analysis, call_ends)
+    string_value = p.tag(TOOL_ARG_STRING, p.until(*exact_ends, then=after, repairs=repairs, repair_then=after))
+    if name_prefix.startswith("<"):
+        # XML's escape for text with markup in it: <![CDATA[a <b> & c]]> is the text inside (MiniCPM5);
+        # once the opener is seen the branch cannot fail (a missing "]]>" ends at the value's end)
+        cdata = p.literal(CDATA_OPEN) + p.tag(TOOL_ARG_STRING, p.until(CDATA_CLOSE, *string_ends)) + p.optional(p.literal(CDATA_CLOSE))
+        string_value = p.choice(cdata, string_value)
+    # the string keeps its leading whitespace after the last marker before it
+    # (GLM writes "</arg_key>\n<arg_value>": the newline belongs to no value)
+    # a name's closer left out ends where the value's opener follows (GLM's "<arg_key>unit\n<arg_value>")
+    value_opener = strip_ws(a.value_prefix)
+    name_close = _name_close(a)
+    string_body = (name_close if value_opener else exact_marker(a.name_suffix, True)) + value_open + string_value
+    typed_head = name_close + (p.optional(marker(a.value_prefix)) if value_opener else marker(a.value_prefix))
+    typed_end = followed_by(typed_ends)
+
+    # a name is complete (and shown) once what follows it confirms it: "city" is
+    # not a name in "<parameter=city_name>"
+    name_end = p.peek(name_close) if strip_ws(a.name_suffix) else p.eps()
+
+    def argument(name: str, arg_schema: Any) -> Parser:
+        spelled = p.literal(name) if name else p.chars(NAME_CHARS, 1, UNBOUNDED)
+        head = marker(a.name_prefix) + p.tag(TOOL_ARG_NAME, spelled + name_end)
+        if is_only_string(arg_schema):
+            body = string_body
+        else:
+            body = p.choice(typed_head + typed_value(arg_schema, f"{function['name']}-{name or 'extra'}", typed_end), string_body)
+        return p.tag(TOOL_ARG, head + body + p.optional(marker(a.value_suffix))) + p.space()
+
+    options = [argument(n, properties[n]) for n in names]
+    options.append(argument("", {}))  # a name not in the schema: kept (the schema check reports it)
+    return p.zero_or_more(p.choice(*options))
+
+
+def _name_close(a: ArgumentsAnalysis) -> Parser:
+    """An argument name's closer; left out, where the value's opener follows
+    (GLM's ``<arg_key>unit\n<arg_value>``)."""
+    name_close = marker(a.name_suffix)
+    value_opener = strip_ws(a.value_prefix)
+    if markup(strip_ws(a.name_suffix)) and markup(value_opener):
+        name_close = p.choice(name_close, p.space() + p.peek(p.literal(value_opener)))
+    return name_close
+
+
+def _after_a_value(analysis: TemplateAnalysis, call_ends: Sequence[str]) -> Parser:
+    """What reads after a tagged string value, where it ends (a look-ahead: a
+    closer quoted inside the value, ``print('</function>')``, is the value's
+    text): its closer (or none, left out), then the next argument's name, or
+    the function's close and what ends the call (its closer, the next call,
+    the turn's end marker, the output's end)."""
+    a, fmt = analysis.tools.arguments, analysis.tools.format
+    name_close = _name_close(a) if strip_ws(a.name_suffix) else p.eps()
+    next_argument = marker(a.name_prefix) + p.chars(NAME_CHARS, 1, UNBOUNDED) + p.peek(name_close)
+    opener = strip_ws(fmt.per_call_start) or strip_ws(analysis.tools.function.name_prefix)
+    ends = [*call_ends, *([opener] if markup(opener) else []), *turn_end_markers(analysis)]
+    call_end = p.space() + p.choice(followed_by(ends), p.end()) if ends else p.space() + p.end()
+    function_close = strip_ws(analysis.tools.function.close)
+    close = p.literal(function_close) + call_end if function_close and function_close != strip_ws(a.value_suffix) else call_end
+    return p.optional(marker(a.value_suffix)) + p.choice(next_argument, close, call_end)
+
+
+#: The whitespace models put between a value's closer and the next marker.
+_GAPS = ("\n", "", "\n\n")
