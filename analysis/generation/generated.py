@@ -41,19 +41,19 @@ class Generated:
     preserved_tokens: tuple[str, ...]
     #: how the format's own captures are read (its handler's, else the generic reading)
     hooks: OutputHooks = GENERIC
-    #: builds the strict parser the grammar is made from (None: ``built`` is it,
+    #: builds the parser the grammar is made from (None: ``built`` is it,
     #: or names it as its ``grammar_source``); called once, when the grammar is asked for
-    strict: Callable[[], BuiltParser] | None = field(default=None, compare=False, repr=False)
+    build_for_grammar: Callable[[], BuiltParser] | None = field(default=None, compare=False, repr=False)
 
     @cached_property
-    def _strict_built(self) -> BuiltParser:
+    def _built_for_grammar(self) -> BuiltParser:
         """The parser the grammar is made from, built once, on first use."""
-        return self.built if self.strict is None else self.strict()
+        return self.built if self.build_for_grammar is None else self.build_for_grammar()
 
     @cached_property
     def _grammar_parts(self) -> tuple[str, bool, tuple[Trigger, ...], str]:
         """The grammar, made on first use (parsing needs none of it)."""
-        built = self.built if self.strict is None else replace(self.built, grammar_source=self._strict_built)
+        built = self.built if self.build_for_grammar is None else replace(self.built, grammar_source=self._built_for_grammar)
         return _grammar(built, self.request)
 
     @property
@@ -87,7 +87,7 @@ class Generated:
             return "", self.grammar_error or "nothing to constrain"
         if self.grammar_lazy:
             return self.grammar, ""
-        built = self._strict_built
+        built = self._built_for_grammar
         if built.boilerplate != self.generation_prompt:
             return "", "the generation prompt opens a block the output goes on inside: the grammar needs it as prefill"
         try:

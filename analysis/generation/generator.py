@@ -48,10 +48,10 @@ class AutoParser:
         own = len(prompt.continued_text)
         template_part = prompt.generation_prompt[: len(prompt.generation_prompt) - own] if own else prompt.generation_prompt
         prefill = prefill_outcome(template_part, self.analysis.reasoning)  # the continued text is the model's
-        strict: Callable[[], BuiltParser] | None = None
+        build_for_grammar: Callable[[], BuiltParser] | None = None
         if handler is not None and handler.build is not None:
             built = handler.build(self.analysis, request, prompt.generation_prompt, prompt.continued_text, prefill)
-            strict = functools.partial(
+            build_for_grammar = functools.partial(
                 handler.build, self.analysis, request, prompt.generation_prompt, prompt.continued_text, prefill, for_grammar=True
             )
         else:
@@ -59,8 +59,8 @@ class AutoParser:
             built = build_parser(self.analysis, request, prompt.generation_prompt, prompt.continued_text, prefill, calls)
             if request.has_tools or request.json_schema is not None:
                 # the grammar constrains arguments by the schema and markers exactly, and
-                # takes no end-of-turn markers (the engine stops there); the parser stays lenient
-                strict = functools.partial(
+                # takes no end-of-turn markers (the engine stops there); the parser reads more
+                build_for_grammar = functools.partial(
                     build_parser,
                     self.analysis,
                     request,
@@ -78,7 +78,7 @@ class AutoParser:
             built,
             self.analysis.preserved_tokens,
             handler.output if handler is not None else GENERIC,
-            strict,
+            build_for_grammar,
         )
 
 

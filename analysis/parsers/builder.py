@@ -46,7 +46,7 @@ class BuiltParser:
     trigger: str  #: the marker that starts tool calls ("" when none)
     extracts_reasoning: bool
     #: the parser without the all-content fallback (to explain a broken call);
-    #: ("strict" means one thing: the form the grammar takes, ``for_grammar``)
+    #: ("for_grammar" means one thing: the form the grammar takes, ``for_grammar``)
     without_fallback: Parser | None = None
     #: the same built for the grammar, where it constrains more than the parser reads
     grammar_source: BuiltParser | None = None
@@ -99,7 +99,7 @@ def build_parser(
     handler passes ``calls_builder`` for its own tool-call syntax.  With
     ``for_grammar``, the calls follow the tools' schemas strictly and markers take
     only the template's own whitespace (the grammar is what a constrained model
-    must write; the parser stays lenient)."""
+    must write; the parser reads more)."""
     extracts = request.reasoning_format is not ReasoningFormat.NONE and analysis.reasoning.mode is not ReasoningMode.NONE
     boilerplate, cleared = boilerplate_and_reasoning_start(generation_prompt, continued_text, analysis, prefill)
     has_format = analysis.tools.format.mode is not ToolFormat.NONE or calls_builder is not None
@@ -130,9 +130,9 @@ def build_parser(
         body = reasoning + p.space() + fence_open + response + p.space() + fence_close + ending(stops)
     elif tools_on:
         if calls_builder is not None:
-            tool_calls, trigger = calls_builder(analysis, request, strict=for_grammar)
+            tool_calls, trigger = calls_builder(analysis, request, for_grammar=for_grammar)
         else:
-            tool_calls = calls_part(analysis, request, strict=for_grammar)
+            tool_calls = calls_part(analysis, request, for_grammar=for_grammar)
             trigger = trigger_marker(analysis)
             if analysis.tools.format.content_after_calls:  # the template writes the turn's text after its calls
                 tool_calls = tool_calls + p.optional(text_until((), stops))

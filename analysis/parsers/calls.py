@@ -22,54 +22,54 @@ from peg import combinators as p
 from peg.combinators import Parser
 
 
-def calls_part(analysis: TemplateAnalysis, request: ChatRequest, strict: bool = False) -> Parser:
+def calls_part(analysis: TemplateAnalysis, request: ChatRequest, for_grammar: bool = False) -> Parser:
     """The tool-call part: calls of the request's functions, in array, per-call
-    and section markers (``strict``: as the grammar constrains them)."""
+    and section markers (``for_grammar``: as the grammar constrains them)."""
     fmt = analysis.tools.format
     # (parsing) a call to a tool the request does not have is kept too
-    functions = tool_functions(request) + ([] if strict else [ANY_TOOL])
+    functions = tool_functions(request) + ([] if for_grammar else [ANY_TOOL])
     if fmt.mode is ToolFormat.JSON_NATIVE:
-        call = p.choice(*(json_native_call(analysis, f, strict) for f in functions))
+        call = p.choice(*(json_native_call(analysis, f, for_grammar) for f in functions))
     else:
-        call = p.choice(*(tag_call(analysis, f, strict) for f in functions))
-    many = request.parallel_tool_calls or not strict  # (see repeated_calls)
-    if not strict and fmt.mode is ToolFormat.JSON_NATIVE and not (fmt.per_call_start or fmt.section_start):
+        call = p.choice(*(tag_call(analysis, f, for_grammar) for f in functions))
+    many = request.parallel_tool_calls or not for_grammar  # (see repeated_calls)
+    if not for_grammar and fmt.mode is ToolFormat.JSON_NATIVE and not (fmt.per_call_start or fmt.section_start):
         call = p.optional(p.literal(PYTHON_TAG) + p.space()) + call
     if fmt.tools_array_wrapped:
         more = p.zero_or_more(p.space() + p.literal(",") + p.space() + tags.tool(call)) if many else p.eps()
         unit = p.literal("[") + p.space() + tags.tool(call) + more + p.space() + p.literal("]")
-        if not strict and (fmt.per_call_start or fmt.section_start):  # (parsing) a call without its brackets
+        if not for_grammar and (fmt.per_call_start or fmt.section_start):  # (parsing) a call without its brackets
             unit = p.choice(unit, tags.tool(call) + more)
     else:
         unit = tags.tool(call)
-    stops = () if strict else turn_end_markers(analysis)
+    stops = () if for_grammar else turn_end_markers(analysis)
     section_end = strip_ws(fmt.section_end)
     if fmt.per_call_start or fmt.per_call_end:
         # (parsing) a call's closer left out ends where the next call, the section's end or the turn's end follows
-        opener = marker(fmt.per_call_start, strict)
-        closer = or_left_out(strip_ws(fmt.per_call_end), (strip_ws(fmt.per_call_start), section_end, *stops), strict)
+        opener = marker(fmt.per_call_start, for_grammar)
+        closer = or_left_out(strip_ws(fmt.per_call_end), (strip_ws(fmt.per_call_start), section_end, *stops), for_grammar)
         # (parsing) the whitespace after the last call belongs to the text after it
         # ("…</tool_call> Done." keeps its space), so whitespace comes before a call
-        trail = p.space() if strict else p.eps()
+        trail = p.space() if for_grammar else p.eps()
         if fmt.tools_array_wrapped:  # each marker pair holds an array of calls
             one = opener + unit + p.space() + closer + trail
         else:  # the call includes its markers (a streamed call is shown once they open it)
             one = tags.tool(opener + call + p.space() + closer) + trail
-            if not strict and bare_call_start(analysis):  # "<function=…>" without its "<tool_call>"
+            if not for_grammar and bare_call_start(analysis):  # "<function=…>" without its "<tool_call>"
                 one = p.choice(one, tags.tool(call + p.space() + p.optional(closer)))
-        calls = (p.one_or_more(one) if many else one) if strict else p.one_or_more(p.space() + one)
-    elif not strict and bare_json_call_starts(analysis):  # Llama 3 models join calls with ";" too
+        calls = (p.one_or_more(one) if many else one) if for_grammar else p.one_or_more(p.space() + one)
+    elif not for_grammar and bare_json_call_starts(analysis):  # Llama 3 models join calls with ";" too
         calls = p.one_or_more(unit + p.space() + p.optional(p.literal(";") + p.space()))
     else:
         calls = p.one_or_more(unit + p.space()) if many and not fmt.tools_array_wrapped else unit + p.space()
     if fmt.section_start or fmt.section_end:
-        opener = marker(fmt.section_start, strict)
+        opener = marker(fmt.section_start, for_grammar)
         pair = section_pair(analysis)
-        if pair and not strict:  # (parsing) the opener's two markers may hold the turn's text
+        if pair and not for_grammar:  # (parsing) the opener's two markers may hold the turn's text
             opener = p.space() + p.literal(pair[0]) + tags.content(p.until(pair[1])) + p.literal(pair[1]) + p.space()
-        close = or_left_out(section_end, (strip_ws(fmt.section_start), *stops), strict)
-        calls = opener + calls + (close + p.space() if strict else p.space() + close)
-        if not strict and strip_ws(fmt.section_start):  # (parsing) calls in several sections
+        close = or_left_out(section_end, (strip_ws(fmt.section_start), *stops), for_grammar)
+        calls = opener + calls + (close + p.space() if for_grammar else p.space() + close)
+        if not for_grammar and strip_ws(fmt.section_start):  # (parsing) calls in several sections
             calls = p.one_or_more(calls)
     return calls
 
@@ -99,7 +99,7 @@ def section_pair(analysis: TemplateAnalysis) -> tuple[str, str] | None:
 
 class CallsBuilder(Protocol):
     """A dedicated handler's tool-call parser for a request, and its trigger
-    marker; with ``strict``, as the grammar constrains the calls (the tool's
+    marker; with ``for_grammar``, as the grammar constrains the calls (the tool's
     schema: required arguments present, each at most once, typed values)."""
 
-    def __call__(self, analysis: TemplateAnalysis, request: ChatRequest, strict: bool = False) -> tuple[Parser, str]: ...
+    def __call__(self, analysis: TemplateAnalysis, request: ChatRequest, for_grammar: bool = False) -> tuple[Parser, str]: ...

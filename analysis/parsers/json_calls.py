@@ -29,7 +29,7 @@ from peg.combinators import UNBOUNDED, Parser
 def json_arguments(
     function: Mapping[str, Any],
     follows: Sequence[str] = (),
-    strict: bool = False,
+    for_grammar: bool = False,
     closes: tuple[Parser, Sequence[str]] | None = None,
 ) -> Parser:
     """A call's JSON arguments.  Given ``follows`` (parsing: the texts that can
@@ -43,7 +43,7 @@ def json_arguments(
     call broke.  A stream shows arguments being written short of where such a
     reading would end them, so it never shows what the whole output reads
     otherwise."""
-    if strict:  # (the grammar: JSON of the schema)
+    if for_grammar:  # (the grammar: JSON of the schema)
         return tags.tool_args(arguments_schema(function))
     follows = [f for f in follows if f]
     # an object's text, to its last brace before what follows (whitespace after it is not arguments)
@@ -85,11 +85,11 @@ _ARGS_SPELLINGS = ("parameters", "arguments")
 PYTHON_TAG = "<|python_tag|>"
 
 
-def json_native_call(analysis: TemplateAnalysis, function: Mapping[str, Any], strict: bool = False) -> Parser:
+def json_native_call(analysis: TemplateAnalysis, function: Mapping[str, Any], for_grammar: bool = False) -> Parser:
     fmt = analysis.tools.format
-    name = tool_name(function["name"], strict, _JSON_NAME_CHARS, _after_json_name(analysis))
-    closes = None if strict else _closed_by_the_end(analysis, turn_end_markers(analysis))
-    args = json_arguments(function, _after_json_arguments(analysis), strict, closes)
+    name = tool_name(function["name"], for_grammar, _JSON_NAME_CHARS, _after_json_name(analysis))
+    closes = None if for_grammar else _closed_by_the_end(analysis, turn_end_markers(analysis))
+    args = json_arguments(function, _after_json_arguments(analysis), for_grammar, closes)
     if fmt.fun_name_is_key:
         return (
             p.literal("{")
@@ -117,7 +117,7 @@ def json_native_call(analysis: TemplateAnalysis, function: Mapping[str, Any], st
         members[fmt.name_field] = _json_string_key(key(fmt.name_field)) + p.literal('"') + name + p.literal('"')
     if fmt.args_field:
         spelled = key(fmt.args_field)
-        if spelled in _ARGS_SPELLINGS and not strict:  # models write either
+        if spelled in _ARGS_SPELLINGS and not for_grammar:  # models write either
             members[fmt.args_field] = p.choice(*(_json_string_key(k) for k in _ARGS_SPELLINGS)) + args
         else:
             members[fmt.args_field] = _json_string_key(spelled) + args
@@ -134,7 +134,7 @@ def json_native_call(analysis: TemplateAnalysis, function: Mapping[str, Any], st
     body = p.literal("{") + p.space() + p.seq(*parts) + p.space() + p.literal("}")
     if nested_prefix:
         body = p.literal("{") + p.space() + _json_string_key(nested_prefix) + body + p.space() + p.literal("}")
-    elif not strict and fmt.name_field and fmt.args_field and not bare_json_call_starts(analysis):
+    elif not for_grammar and fmt.name_field and fmt.args_field and not bare_json_call_starts(analysis):
         # (parsing) the members in another order, or with others around them
         # ({"arguments": …, "name": …}, {"id": …, "name": …}): JSON, read as JSON
         # (where calls have markers: a bare object in a reply is never a call)

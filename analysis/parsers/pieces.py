@@ -29,14 +29,14 @@ from peg.combinators import UNBOUNDED, Parser
 from peg.text import WS as _WS
 
 
-def marker(text: str, strict: bool = False) -> Parser:
+def marker(text: str, for_grammar: bool = False) -> Parser:
     """A template marker with flexible whitespace on both sides:
-    ``"\\n</think>\\n\\n"`` reads as space, ``</think>``, space.  ``strict`` (the
+    ``"\\n</think>\\n\\n"`` reads as space, ``</think>``, space.  ``for_grammar`` (the
     grammar): whitespace only where the template writes some."""
     core = strip_ws(text)
     if not core:
         return p.space() if text else p.eps()
-    if strict:
+    if for_grammar:
         return p.seq(
             *([p.space()] if text[0] in _WS else []), p.literal(core), *([p.space()] if text[-1] in _WS else [])
         )
@@ -116,24 +116,24 @@ def call_closers(fmt: ToolFormatAnalysis) -> list[str]:
     return [c for c in dict.fromkeys((strip_ws(fmt.per_call_end), strip_ws(fmt.section_end))) if c]
 
 
-def tool_name(name: str, strict: bool, chars: str, follow: Parser) -> Parser:
+def tool_name(name: str, for_grammar: bool, chars: str, follow: Parser) -> Parser:
     """A call's function name: ``name``, or ("") any name of ``chars`` (a tool
     not in the request: the call is kept, the schema check reports it).  When
     parsing, the name is complete (a stream shows it) once ``follow`` confirms
     it ("get_weather" is no name in "get_weather_v2")."""
     spelled = p.literal(name) if name else p.chars(chars, 1, UNBOUNDED)
-    return tags.tool_name(spelled if strict else spelled + p.peek(follow))
+    return tags.tool_name(spelled if for_grammar else spelled + p.peek(follow))
 
 
-def exact_marker(text: str, lenient: bool = False) -> Parser:
+def exact_marker(text: str, for_grammar: bool = False) -> Parser:
     """A marker before a string value: its text without the whitespace after it
     (the value keeps its own leading newline; the mapper trims one).
-    ``lenient`` (parsing): with the attributes a model adds to a tag."""
+    Parsing (not ``for_grammar``): with the attributes a model adds to a tag."""
     core = text.rstrip(_WS)
     lead = p.space() if core != core.lstrip(_WS) else p.eps()
     if not core.strip(_WS):
         return p.eps()
-    return lead + (with_attributes(core.lstrip(_WS)) if lenient else p.literal(core.lstrip(_WS)))
+    return lead + (with_attributes(core.lstrip(_WS)) if not for_grammar else p.literal(core.lstrip(_WS)))
 
 
 def markup(text: str) -> bool:
@@ -227,9 +227,9 @@ def argument_set(required: list[Parser], optional: list[Parser], extra: Parser |
     return head + tail + more
 
 
-def repeated_calls(one: Parser, request: ChatRequest, strict: bool = False) -> Parser:
+def repeated_calls(one: Parser, request: ChatRequest, for_grammar: bool = False) -> Parser:
     """Calls: when parsing, one or more (a model that writes a second call while
     ``parallel_tool_calls`` is off still wrote it: every format reads it, and
-    parse's hint says so); for the grammar (``strict``), several only when the
+    parse's hint says so); for the grammar (``for_grammar``), several only when the
     request allows parallel tool calls."""
-    return p.one_or_more(one) if request.parallel_tool_calls or not strict else one
+    return p.one_or_more(one) if request.parallel_tool_calls or not for_grammar else one

@@ -53,19 +53,19 @@ def reasoning_part(
     cleared_start: bool,
     stops: tuple[str, ...] = (),
     turn_end: Sequence[str] = (),
-    strict: bool = False,
+    for_grammar: bool = False,
     unopened: bool = False,
 ) -> Parser:
     """The reasoning block.  One cut off before its end marker (the output hit
     max_tokens while thinking) is reasoning too, up to the first of ``stops``
     (a tool-call marker: a call written inside an unclosed block is a call) or
-    the ``turn_end`` markers that end the output.  Not ``strict`` (parsing): a
+    the ``turn_end`` markers that end the output.  Not ``for_grammar`` (parsing): a
     repeated opener opens one block, an end marker written again at once is
     dropped, an end marker alone at the start closes an empty one, and, with ``unopened`` (thinking is on and the model writes the
     opener, the prompt none), text up to an end marker with no opener before
     it, and no call marker in it, is reasoning (``plan</think>answer``: an
     engine dropped the opener); it shows once the end marker comes, so a
-    stream holds the text until then.  ``strict`` (the grammar): only a closed
+    stream holds the text until then.  ``for_grammar`` (the grammar): only a closed
     block."""
     r = analysis.reasoning
     start, end = strip_ws(r.start), strip_ws(r.end)
@@ -79,7 +79,7 @@ def reasoning_part(
         # GLM's turn is "<|assistant|>\n<think>…": the model writes the newline first;
         # a model that repeats the opener the prompt wrote ("<think><think>") opens one block
         opener = p.space() + p.literal(start) + p.space()
-        if strict:  # (the grammar: a constrained model closes its reasoning block)
+        if for_grammar:  # (the grammar: a constrained model closes its reasoning block)
             return p.optional(tags.reasoning_block(opener + body))
         opener = opener + p.zero_or_more(p.literal(start) + p.space())
         block = opener + body + repeated_ends
@@ -93,6 +93,6 @@ def reasoning_part(
             text = tags.reasoning(p.until(end, start, *stops)) + p.literal(end) + p.space() + repeated_ends
             blocks.append(p.tag(REASONING_UNOPENED, tags.reasoning_block(text)))
         return p.optional(p.choice(*blocks))
-    if strict:
+    if for_grammar:
         return p.optional(tags.reasoning_block(body))
     return p.optional(p.choice(tags.reasoning_block(body + repeated_ends), tags.reasoning_block(open_text)))

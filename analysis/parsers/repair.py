@@ -25,13 +25,13 @@ def stray_closers(analysis: TemplateAnalysis) -> Parser:
     return p.zero_or_more(p.space() + p.choice(*(p.literal(c) for c in closers)))
 
 
-def or_left_out(closer: str, nexts: Sequence[str], strict: bool) -> Parser:
+def or_left_out(closer: str, nexts: Sequence[str], for_grammar: bool) -> Parser:
     """``closer``; when parsing, also nothing where one of ``nexts`` follows (a
     model left the closer out: the next call's opener or the turn's end marker
     ends what it closes)."""
     exact = p.literal(closer)
     follows = [n for n in dict.fromkeys(nexts) if n and n != closer]
-    if strict or not closer or not follows:
+    if for_grammar or not closer or not follows:
         return exact
     return p.choice(exact, followed_by(follows))
 

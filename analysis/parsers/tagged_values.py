@@ -63,7 +63,7 @@ def read_tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any]) ->
     string_ends = exact_ends + repairs
     # what may follow a typed value: its closer, or (left out) what comes after one
     typed_ends = [closer, *openers, function_close, *call_ends] if value_end else [name_prefix, strip_ws(analysis.tools.function.close), *openers, *call_ends]
-    value_open = p.optional(exact_marker(a.value_prefix, True)) if strip_ws(a.value_prefix) else exact_marker(a.value_prefix, True)
+    value_open = p.optional(exact_marker(a.value_prefix)) if strip_ws(a.value_prefix) else exact_marker(a.value_prefix)
     # exact first: the value ends at its closer, from which the call reads on; only
     # where none does, at a repair (its closer left out: the next argument, the call's close)
     after = _after_a_value(analysis, call_ends)
@@ -78,7 +78,7 @@ def read_tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any]) ->
     # a name's closer left out ends where the value's opener follows (GLM's "<arg_key>unit\n<arg_value>")
     value_opener = strip_ws(a.value_prefix)
     name_close = _name_close(a)
-    string_body = (name_close if value_opener else exact_marker(a.name_suffix, True)) + value_open + string_value
+    string_body = (name_close if value_opener else exact_marker(a.name_suffix)) + value_open + string_value
     typed_head = name_close + (p.optional(marker(a.value_prefix)) if value_opener else marker(a.value_prefix))
     typed_end = followed_by(typed_ends)
 

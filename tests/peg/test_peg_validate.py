@@ -67,5 +67,5 @@ def test_no_parser_the_project_builds_has_a_problem(path: Path) -> None:
         {"messages": [{"role": "user", "content": "x"}]},
     ):
         generated = parser.generate(ChatRequest.from_json(request))
-        for built in (generated.built, generated._strict_built):
+        for built in (generated.built, generated._built_for_grammar):
             assert problems(built.parser) == [], path.name

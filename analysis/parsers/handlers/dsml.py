@@ -64,13 +64,13 @@ def markup_handler(name: str, dialect: str, section: str) -> Handler:
             arguments={"name_prefix": param, "name_suffix": '" string="true|false">', "value_prefix": "", "value_suffix": param_end},
         )
 
-    def call(function: Mapping[str, Any], strict: bool, section_end: str = "") -> Parser:
+    def call(function: Mapping[str, Any], for_grammar: bool, section_end: str = "") -> Parser:
         params = function.get("parameters") or {}
         properties = params.get("properties") or {}
         names = sorted(properties, key=lambda n: -len(str(n)))
         text = p.literal('true">') + p.tag(TOOL_ARG_STRING, p.until(param_end))
         head = p.literal(invoke) + tags.tool_name(p.literal(function["name"])) + p.literal('">') + p.space()
-        if not strict:  # any argument, in any order, each value text or JSON
+        if not for_grammar:  # any argument, in any order, each value text or JSON
             # a declared name (longest first, whole), else any (an argument the schema does not declare is kept: the schema check reports it)
             # (a name is complete, and shown, once its closing quote confirms it)
             arg_name = p.choice(*(p.literal(str(n)) + p.peek(p.literal('"')) for n in names), p.chars('[^"]', 1, UNBOUNDED) + p.peek(p.literal('"')))
@@ -92,13 +92,13 @@ def markup_handler(name: str, dialect: str, section: str) -> Handler:
         args = argument_set([argument(n) for n in required], [argument(str(n)) for n in names if str(n) not in required], None)
         return head + args + p.literal(invoke_end)
 
-    def calls(analysis: TemplateAnalysis, request: ChatRequest, strict: bool = False) -> tuple[Parser, str]:
+    def calls(analysis: TemplateAnalysis, request: ChatRequest, for_grammar: bool = False) -> tuple[Parser, str]:
         start, end = analysis.tools.format.section_start or section_start, analysis.tools.format.section_end or section_end
-        one = p.choice(*(call(f, strict, end) for f in tool_functions(request)))
+        one = p.choice(*(call(f, for_grammar, end) for f in tool_functions(request)))
         # (parsing) the section's end left out before the turn's end marker
-        close = or_left_out(end, turn_end_markers(analysis), strict)
-        parser = p.literal(start) + p.space() + repeated_calls(one + p.space(), request, strict) + close + p.space()
-        if not strict:  # calls in several sections
+        close = or_left_out(end, turn_end_markers(analysis), for_grammar)
+        parser = p.literal(start) + p.space() + repeated_calls(one + p.space(), request, for_grammar) + close + p.space()
+        if not for_grammar:  # calls in several sections
             parser = p.one_or_more(parser)
         return parser, start
 

@@ -115,7 +115,7 @@ def gemma_to_json(text: str, complete: bool) -> str:
     return "".join(out)
 
 
-def _lenient_value(value: Parser, names: list[str]) -> Parser:
+def _value_as_written(value: Parser, names: list[str]) -> Parser:
     """A value as models write it: a <|"|> string (streamed as it comes), else
     the first that fills the value's place up to the next argument or the
     call's end: a Gemma value, a JSON string ("Paris"), a Python one ('Paris'),
@@ -133,19 +133,19 @@ def _lenient_value(value: Parser, names: list[str]) -> Parser:
     return p.choice(quoted, others)
 
 
-def _call(function: dict[str, Any], value: Parser, lenient: bool = False) -> Parser:
-    """One call; ``lenient`` (the parser, not the grammar): its closing
+def _call(function: dict[str, Any], value: Parser, for_grammar: bool = False) -> Parser:
+    """One call; parsing (not ``for_grammar``): its closing
     ``<tool_call|>`` may be missing or broken (what follows is then text)."""
     properties = (function.get("parameters") or {}).get("properties") or {}
     names = sorted(properties, key=lambda n: -len(str(n)))
     name_choice = p.choice(*(p.literal(str(n)) for n in names)) if names else p.chars("[A-Za-z0-9_]", 1, UNBOUNDED)
-    read = _lenient_value(value, [str(n) for n in names]) if lenient else p.tag(TOOL_ARG_GEMMA, value)
+    read = _value_as_written(value, [str(n) for n in names]) if not for_grammar else p.tag(TOOL_ARG_GEMMA, value)
     arg = p.tag(TOOL_ARG, p.tag(TOOL_ARG_NAME, name_choice) + p.space() + p.literal(":") + p.space() + read)
     args = p.optional(arg + p.zero_or_more(p.space() + p.literal(",") + p.space() + arg))
-    # (lenient) the closing brace left out: the call's end marker ends it
-    close = p.choice(p.literal("}"), p.peek(p.literal(CALL_END))) if lenient else p.literal("}")
+    # (parsing) the closing brace left out: the call's end marker ends it
+    close = p.choice(p.literal("}"), p.peek(p.literal(CALL_END))) if not for_grammar else p.literal("}")
     return tags.tool(p.literal(CALL_START + "call:") + tags.tool_name(p.literal(function["name"])) + p.literal("{") + p.space() + args + p.space() + close
-        + (p.optional(p.literal(CALL_END)) if lenient else p.literal(CALL_END)),
+        + (p.optional(p.literal(CALL_END)) if not for_grammar else p.literal(CALL_END)),
     )
 
 
@@ -160,8 +160,8 @@ def build(
     thought = tags.reasoning_block(channel + p.space() + tags.reasoning(p.until(CHANNEL_CLOSE)) + p.optional(p.literal(CHANNEL_CLOSE)) + p.space())
     functions = tool_functions(request) if request.has_tools else []
     value = gemma_value()
-    call = p.choice(*(_call(dict(f), value, lenient=True) for f in functions)) if functions else None
-    exact_call = p.choice(*(_call(dict(f), value) for f in functions)) if functions else None  # for the grammar
+    call = p.choice(*(_call(dict(f), value) for f in functions)) if functions else None
+    exact_call = p.choice(*(_call(dict(f), value, for_grammar=True) for f in functions)) if functions else None  # for the grammar
     stops = ([CALL_START] if call is not None else []) + ([CHANNEL_OPEN, CHANNEL_CLOSE] if extracts else [])
     # (parsing) the end of the turn an engine passes through: <turn|>, and
     # <|tool_response>, where the model stops after its calls
@@ -190,7 +190,7 @@ def build(
             before = p.rule("gemma4-before-call")
             before.body = text + p.optional(p.choice(call + p.space() + after, prose + p.Ref(before)))
             body = reasoning + before + end
-    tool_calls = repeated_calls(exact_call + p.space(), request, strict=True) if exact_call is not None else None
+    tool_calls = repeated_calls(exact_call + p.space(), request, for_grammar=True) if exact_call is not None else None
     return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, tool_calls, CALL_START if call is not None else "", extracts)
 
 

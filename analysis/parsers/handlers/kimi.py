@@ -61,10 +61,10 @@ def refine(analysis: TemplateAnalysis, source: str) -> TemplateAnalysis:
     return replace(refined, tools=replace(refined.tools, call_id=replace(refined.tools.call_id, prefix=CALL_START, suffix=ARGS_START)))
 
 
-def _call(function: Mapping[str, Any], strict: bool) -> Parser:
+def _call(function: Mapping[str, Any], for_grammar: bool) -> Parser:
     call_id = tags.tool_id(p.literal("functions.") + tags.tool_name(p.literal(function["name"])) + p.literal(":") + p.chars("[0-9]", 1, UNBOUNDED))
     # (parsing) arguments that are not JSON are kept as written, up to the call's end
-    args = json_arguments(function, (CALL_END, CALL_START, SECTION_END), strict)
+    args = json_arguments(function, (CALL_END, CALL_START, SECTION_END), for_grammar)
     # whitespace models write around the markers (" <|tool_call_argument_begin|>") is read too
     return tags.tool(
         p.literal(CALL_START) + p.space() + call_id + p.space() + p.literal(ARGS_START) + p.space() + args + p.space() + p.optional(p.literal(CALL_END)),

@@ -93,7 +93,7 @@ def _unescape(value: str) -> str:
     return value.replace("&quot;", '"').replace("&amp;", "&")
 
 
-def _call(function: Mapping[str, Any], strict: bool = False) -> Parser:
+def _call(function: Mapping[str, Any], for_grammar: bool = False) -> Parser:
     parameters = function.get("parameters") or {}
     properties = parameters.get("properties") if isinstance(parameters, Mapping) else None
     names = sorted(properties, key=lambda n: -len(str(n))) if isinstance(properties, Mapping) else []
@@ -101,7 +101,7 @@ def _call(function: Mapping[str, Any], strict: bool = False) -> Parser:
     # schema does not declare is kept, as in the generic formats (the schema check reports it)
     declared = [p.literal(_attribute(str(n))) + p.peek(p.literal('"')) for n in names]
     any_key = p.chars('[^"<]', 1, UNBOUNDED) + p.peek(p.literal('"'))  # (complete, and shown, once its quote confirms it)
-    key = p.choice(*declared, *([] if strict and names else [any_key]))
+    key = p.choice(*declared, *([] if for_grammar and names else [any_key]))
     string_value = p.literal('string"' + SEP) + p.tag(TOOL_ARG_RAW, p.until(ARG_CLOSE))
     # a typed value that reads as no type is kept as written (the schema check reports it)
     end = p.peek(p.space() + p.literal(ARG_CLOSE))
@@ -114,7 +114,7 @@ def _call(function: Mapping[str, Any], strict: bool = False) -> Parser:
     index = p.literal('" index="') + p.chars("[0-9]", 1, UNBOUNDED) + p.literal('"' + SEP)
     head = p.literal(CALL_OPEN) + tags.tool_name(p.literal(_attribute(function["name"]))) + index
     # (parsing) a call's closer left out ends where the next call, the section's end or the turn's end follows
-    close = or_left_out(CALL_CLOSE, (CALL_OPEN, TOOLS_CLOSE, MESSAGE_CLOSE, END_OF_MESSAGE), strict)
+    close = or_left_out(CALL_CLOSE, (CALL_OPEN, TOOLS_CLOSE, MESSAGE_CLOSE, END_OF_MESSAGE), for_grammar)
     return tags.tool(head + p.choice(json_block, p.zero_or_more(argument)) + close)
 
 

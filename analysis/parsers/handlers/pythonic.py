@@ -62,19 +62,19 @@ def _with_pythonic_markers(analysis: TemplateAnalysis, start: str, end: str, **c
     )
 
 
-def _call_list(request: ChatRequest, strict: bool, closes: tuple[str, ...] = ()) -> Parser:
+def _call_list(request: ChatRequest, for_grammar: bool, closes: tuple[str, ...] = ()) -> Parser:
     """``[call, call]`` (one call, for the grammar, without parallel tool calls);
     when parsing, a ``]`` left out ends where one of ``closes`` follows."""
     value = python_value()
     functions = tool_functions(request)
     # where a call ends: the list's end, or the next call
     ends = ["]", *(f",{gap}{f['name']}(" for f in functions for gap in ("", " "))]
-    call = p.choice(*(_call(f, value, strict, ends) for f in functions))
-    more = p.zero_or_more(p.space() + p.literal(",") + p.space() + call) if request.parallel_tool_calls or not strict else p.eps()
-    return p.literal("[") + p.space() + call + more + p.space() + or_left_out("]", closes, strict)
+    call = p.choice(*(_call(f, value, for_grammar, ends) for f in functions))
+    more = p.zero_or_more(p.space() + p.literal(",") + p.space() + call) if request.parallel_tool_calls or not for_grammar else p.eps()
+    return p.literal("[") + p.space() + call + more + p.space() + or_left_out("]", closes, for_grammar)
 
 
-def _lenient_value(value: Parser, names: list[str], ends: list[str]) -> Parser:
+def _value_as_written(value: Parser, names: list[str], ends: list[str]) -> Parser:
     """A value as models write it: a string (streamed as it comes), else the
     first that fills the value's place up to the next argument or the call's
     end: a Python literal, JSON, or text (``3 days``, a broken ``[1,``), kept
@@ -92,11 +92,11 @@ def _lenient_value(value: Parser, names: list[str], ends: list[str]) -> Parser:
     return p.choice(string, typed_value({}, "pythonic-value", end, bare, own=[p.tag(TOOL_ARG_PY, value)]))
 
 
-def _call(function: Mapping[str, Any], value: Parser, strict: bool = False, ends: list[str] | None = None) -> Parser:
+def _call(function: Mapping[str, Any], value: Parser, for_grammar: bool = False, ends: list[str] | None = None) -> Parser:
     params = function.get("parameters") or {}
     properties = params.get("properties") or {}
     names = sorted(properties, key=lambda n: -len(str(n))) if isinstance(properties, Mapping) else []
-    if strict and names:  # the schema's arguments: required ones present, each at most once
+    if for_grammar and names:  # the schema's arguments: required ones present, each at most once
         def argument(arg: str) -> Parser:
             return p.optional(p.literal(",") + p.space()) + p.literal(arg) + p.space() + p.literal("=") + p.space() + value + p.space()
 
@@ -104,8 +104,8 @@ def _call(function: Mapping[str, Any], value: Parser, strict: bool = False, ends
         args = argument_set([argument(n) for n in required], [argument(str(n)) for n in names if str(n) not in required], None)
         return p.literal(function["name"]) + p.literal("(") + p.space() + args + p.literal(")")
     name_choice = p.choice(*(p.literal(str(n)) for n in names)) if names else p.chars("[A-Za-z0-9_]", 1, UNBOUNDED)
-    lenient = _lenient_value(value, [str(n) for n in names], ends or ["]"])
-    arg = p.tag(TOOL_ARG, p.tag(TOOL_ARG_NAME, name_choice) + p.space() + p.literal("=") + p.space() + lenient)
+    as_written = _value_as_written(value, [str(n) for n in names], ends or ["]"])
+    arg = p.tag(TOOL_ARG, p.tag(TOOL_ARG_NAME, name_choice) + p.space() + p.literal("=") + p.space() + as_written)
     # (parsing) a comma left out between arguments is read too: vLLM's Gemma 3 pythonic template writes none
     args = p.optional(arg + p.zero_or_more(p.space() + p.optional(p.literal(",")) + p.space() + arg) + p.space())
     # (parsing) the closing parenthesis left out: the list's end ends the call
@@ -113,13 +113,13 @@ def _call(function: Mapping[str, Any], value: Parser, strict: bool = False, ends
     return tags.tool(tags.tool_name(p.literal(function["name"])) + p.literal("(") + p.space() + args + close)
 
 
-def calls(analysis: TemplateAnalysis, request: ChatRequest, strict: bool = False) -> tuple[Parser, str]:
+def calls(analysis: TemplateAnalysis, request: ChatRequest, for_grammar: bool = False) -> tuple[Parser, str]:
     """``<|tool_call_start|>[call, call]<|tool_call_end|>``."""
     # (parsing) the list's end and the section's end left out before the turn's end marker
     stops = turn_end_markers(analysis)
-    calls = _call_list(request, strict, (SECTION_END, *stops))
-    parser = p.literal(SECTION_START) + p.space() + calls + p.space() + or_left_out(SECTION_END, stops, strict) + p.space()
-    if not strict:  # calls in several <|tool_call_start|> blocks
+    calls = _call_list(request, for_grammar, (SECTION_END, *stops))
+    parser = p.literal(SECTION_START) + p.space() + calls + p.space() + or_left_out(SECTION_END, stops, for_grammar) + p.space()
+    if not for_grammar:  # calls in several <|tool_call_start|> blocks
         parser = p.one_or_more(parser)
     return parser, SECTION_START
 
@@ -145,10 +145,10 @@ def refine_list(analysis: TemplateAnalysis, source: str) -> TemplateAnalysis:
     return _with_pythonic_markers(analysis, "[", "]")
 
 
-def calls_list(analysis: TemplateAnalysis, request: ChatRequest, strict: bool = False) -> tuple[Parser, str]:
+def calls_list(analysis: TemplateAnalysis, request: ChatRequest, for_grammar: bool = False) -> tuple[Parser, str]:
     """``[call, call]`` at the start of the output (as vLLM's pythonic parser
     reads it): no trigger word, since a ``[`` in prose is text."""
-    return _call_list(request, strict) + p.space(), ""
+    return _call_list(request, for_grammar) + p.space(), ""
 
 
 LIST_HANDLER = Handler("pythonic-list", detect_list, refine_list, calls=calls_list, response_unsupported=PYTHON_CALLS)

@@ -263,7 +263,7 @@ def test_no_unopened_reasoning_where_the_prompt_closed_it() -> None:
 def test_the_grammar_keeps_one_opener() -> None:
     """The leniency is the parser's: a constrained model writes one opener."""
     generated = zoo_generated("Qwen-Qwen3-0.6B.jinja")
-    strict = generated.strict() if generated.strict else generated.built
+    strict = generated.build_for_grammar() if generated.build_for_grammar else generated.built
     assert "Repetition(Sequence(Literal(<think>)" not in strict.parser.dump()
     assert "Repetition(Sequence(Literal(<think>)" in generated.built.parser.dump()
 
@@ -422,7 +422,7 @@ def test_the_grammar_takes_no_added_attributes() -> None:
     """The parser reads added attributes (an attribute's '="' beyond the
     template's own 'name="'); the grammar's form does not."""
     generated = zoo_generated("MiniMax-M2.jinja")
-    strict = generated.strict() if generated.strict else generated.built
+    strict = generated.build_for_grammar() if generated.build_for_grammar else generated.built
     assert '="' in generated.built.parser.dump().replace('name="', "")
     assert '="' not in strict.parser.dump().replace('name="', "")
 
