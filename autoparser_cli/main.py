@@ -174,6 +174,12 @@ def render(
             note(f"the template writes {' and '.join(read)}, which the source does not give: rendered empty (give {options})")
 
 
+def _warn_if_not_a_chat_template(parser: Any) -> None:
+    """A warning on stderr where the source does not look like a chat template."""
+    if parser.template_problem:
+        note(parser.template_problem, "warning")
+
+
 def _adapted_note(label: str, error: str) -> None:
     note(f"{label}the template rejected the conversation ({error}); rendered it adapted to the template's capabilities")
 
@@ -264,12 +270,9 @@ def analyze(
         tools=None if no_tools else (tool_list or [WEATHER_TOOL]),
         enable_thinking=enable_thinking,
     )
-    generated = AutoParser(template, result).generate(request)
-    from analysis.probing import chat_template_problem
-
-    problem = chat_template_problem(template)
-    if problem:
-        note(problem, "warning")
+    parser = AutoParser(template, result)
+    generated = parser.generate(request)
+    _warn_if_not_a_chat_template(parser)
     if as_json:
         data = result.to_json()
         data["generated"] = generated.to_json()
@@ -325,7 +328,9 @@ def grammar(
     default_tools = [WEATHER_TOOL] if request is None and tools is None else None
     chat_request = _request(request, tools, reasoning_format, enable_thinking, parallel_tool_calls, default_tools)
     loaded = load_template(source_or_default(source), variant, has_tools=chat_request.has_tools)
-    generated = auto_parser(loaded).generate(chat_request)
+    parser = auto_parser(loaded)
+    generated = parser.generate(chat_request)
+    _warn_if_not_a_chat_template(parser)
     if check_output_path is not None:
         fit = check_output(generated, _read_output(check_output_path), partial)
         if not generated.grammar:
@@ -425,7 +430,7 @@ def parse(
     """
     import json
 
-    from analysis.generation import auto_parser, call_problems, parse_hints
+    from analysis.generation import auto_parser, review_parse
     from analysis.template import load_template
     from autoparser_cli.formatting import hint_text
 
@@ -438,6 +443,7 @@ def parse(
     loaded = load_template(source_or_default(template), variant, has_tools=chat_request.has_tools)
     parser = auto_parser(loaded)
     generated = parser.generate(chat_request)
+    _warn_if_not_a_chat_template(parser)
     shown: _DeltaPrinter | None = None
     if stream:
         from analysis.generation import OpenAIStream
@@ -464,17 +470,16 @@ def parse(
 
         for panel in message_panels(outcome.message):
             console().print(panel)
-    hints = parse_hints(generated, text, outcome, partial)
-    problems = call_problems(outcome.message, generated.request.tools) if outcome.ok and not partial else []
-    for problem in problems:
-        note(problem, "warning")
+    review = review_parse(generated, text, outcome, partial)
+    for problem in review.call_problems:
+        note(str(problem), "warning")
     if not outcome.ok:
         error_line(outcome.warning)
         if outcome.excerpt:
             write_excerpt(outcome.excerpt)
-    for hint in hints:
+    for hint in review.hints:
         note(hint_text(hint), "hint")
-    if not outcome.ok or problems:
+    if not outcome.ok or not review.calls_valid:
         raise typer.Exit(1)
 
 
@@ -682,6 +687,7 @@ def export(
     loaded = load_template(source_or_default(source), variant, has_tools=True)
     parser = AutoParser(ChatTemplate(loaded, clock=FROZEN_CLOCK))
     request = ChatRequest(default_messages(), tools=tool_list or [WEATHER_TOOL], enable_thinking=enable_thinking)
+    _warn_if_not_a_chat_template(parser)
     report = export_checked(parser, request, verify=verify or check_only)
     if check_only:
         if report.unverified:

@@ -14,13 +14,14 @@ from analysis._lazy import lazy_getattr
 if TYPE_CHECKING:
     from analysis.generation.analysis_cache import cached_analysis
     from analysis.generation.analyzer import analyze_template
-    from analysis.generation.call_check import call_problems
+    from analysis.generation.call_check import CallProblem, call_problems
     from analysis.generation.generated import Generated
     from analysis.generation.generator import AutoParser, auto_parser
     from analysis.generation.grammar_check import GrammarFit, check_output
     from analysis.generation.hints import HintKind, ParseHint, parse_hints
     from analysis.generation.openai_stream import OpenAIStream
     from analysis.generation.results import ParseOutcome, Trigger, TriggerKind
+    from analysis.generation.review import ParseReview, review_parse
     from analysis.generation.streaming import StreamParser, stream_output
 
 _EXPORTS = {
@@ -39,17 +40,22 @@ _EXPORTS = {
     "ParseHint": "hints",
     "HintKind": "hints",
     "call_problems": "call_check",
+    "CallProblem": "call_check",
+    "ParseReview": "review",
+    "review_parse": "review",
     "check_output": "grammar_check",
     "GrammarFit": "grammar_check",
 }
 __all__ = [
     "AutoParser",
+    "CallProblem",
     "Generated",
     "GrammarFit",
     "HintKind",
     "OpenAIStream",
     "ParseHint",
     "ParseOutcome",
+    "ParseReview",
     "StreamParser",
     "Trigger",
     "TriggerKind",
@@ -59,6 +65,7 @@ __all__ = [
     "call_problems",
     "check_output",
     "parse_hints",
+    "review_parse",
     "stream_output",
 ]
 __getattr__ = lazy_getattr(__name__, _EXPORTS)

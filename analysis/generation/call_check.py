@@ -5,16 +5,31 @@ it reads what the model wrote.  Whether what it wrote is a valid call is a
 separate question, answered here with the tool's JSON schema (through the
 ``jsonschema`` library): an unknown tool, arguments that are not a JSON object,
 a duplicated argument, a missing required one, a value of the wrong type or
-outside its enum.  Each problem is one line naming the call.
+outside its enum.  Each problem is data (:class:`CallProblem`) that prints as
+one line naming the call.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from analysis.messages.mapper import Message
+
+
+@dataclass(frozen=True)
+class CallProblem:
+    """One way a parsed call breaks the request's tools: the call's place in
+    the message, its function name, and what is wrong."""
+
+    index: int
+    name: str
+    detail: str
+
+    def __str__(self) -> str:
+        return f"tool call {self.index} ({self.name}): {self.detail}"
 
 
 class _Duplicate(ValueError):
@@ -43,40 +58,43 @@ def _where(path: Sequence[Any]) -> str:
     return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
 
 
-def call_problems(message: Message, tools: Sequence[Mapping[str, Any]] | None) -> list[str]:
-    """One line per way the message's tool calls break ``tools`` (empty: all valid)."""
+def call_problems(message: Message, tools: Sequence[Mapping[str, Any]] | None) -> list[CallProblem]:
+    """Each way the message's tool calls break ``tools`` (empty: all valid)."""
     if not message.tool_calls:
         return []  # (and jsonschema, slow to import, is not needed)
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError
 
     functions = _functions(tools)
-    problems: list[str] = []
+    problems: list[CallProblem] = []
     for i, call in enumerate(message.tool_calls):
-        at = f"tool call {i} ({call.name})"
+
+        def problem(detail: str, i: int = i, name: str = call.name) -> None:
+            problems.append(CallProblem(i, name, detail))
+
         function = functions.get(call.name)
         if function is None:
             known = ", ".join(sorted(functions)) or "none"
-            problems.append(f"{at}: no such tool (the request has: {known})")
+            problem(f"no such tool (the request has: {known})")
             continue
         try:
             arguments = json.loads(call.arguments or "{}", object_pairs_hook=_no_duplicates)
         except _Duplicate as exc:
-            problems.append(f"{at}: argument {exc} is given twice")
+            problem(f"argument {exc} is given twice")
             continue
         except ValueError:
-            problems.append(f"{at}: the arguments are not JSON")
+            problem("the arguments are not JSON")
             continue
         if not isinstance(arguments, dict):
-            problems.append(f"{at}: the arguments are not a JSON object")
+            problem("the arguments are not a JSON object")
             continue
         schema = function.get("parameters") or {"type": "object"}
         try:
             errors = sorted(Draft202012Validator(schema).iter_errors(arguments), key=lambda e: list(e.absolute_path))
         except SchemaError as exc:  # pragma: no cover - a request's own broken schema
-            problems.append(f"{at}: the tool's schema is not valid ({exc.message})")
+            problem(f"the tool's schema is not valid ({exc.message})")
             continue
         for error in errors:
             where = _where(error.absolute_path)
-            problems.append(f"{at}: {where + ': ' if where else ''}{error.message}")
+            problem(f"{where + ': ' if where else ''}{error.message}")
     return problems

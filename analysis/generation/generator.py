@@ -16,7 +16,7 @@ from analysis.parsers.prompting import build_prompt
 from analysis.parsers.request import ChatRequest
 from analysis.phases.reasoning import prefill_outcome
 from analysis.phases.result import TemplateAnalysis
-from analysis.probing.caps import Capabilities
+from analysis.probing.caps import Capabilities, chat_template_problem
 from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate
 
 
@@ -35,6 +35,13 @@ class AutoParser:
     @property
     def caps(self) -> Capabilities:
         return self.analysis.caps
+
+    @functools.cached_property
+    def template_problem(self) -> str:
+        """Why the source does not look like a chat template ("" when it does;
+        see :func:`~analysis.probing.chat_template_problem`): rendered once, on
+        first use, so a front end warns in every command, not only ``caps``."""
+        return chat_template_problem(self.template)
 
     def generate(self, request: ChatRequest) -> Generated:
         """Prompt, parser, grammar, triggers and preserved tokens for ``request``."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -289,13 +290,26 @@ def test_parse_json_is_an_openai_message_and_the_stream_gives_the_same_ids(tmp_p
 
 
 @pytest.mark.parametrize("text", ["", "Sure! The weather in Paris is sunny.\n"])
-@pytest.mark.parametrize("command", ["analyze", "caps"])
+@pytest.mark.parametrize("command", ["analyze", "caps", "parse", "grammar", "export"])
 def test_a_source_that_is_no_chat_template_is_warned_about(command: str, text: str, tmp_path: Path) -> None:
+    """Every command that reads a template warns, not only caps and analyze."""
     source = tmp_path / "notes.jinja"
     source.write_text(text)
-    result = run_cli(command, str(source), "--json")
-    assert result.exit_code == 0 and "warning: the source does not look like a chat template" in result.stderr
-    assert "does not look" not in run_cli(command, str(DEMO), "--json").stderr
+    out = tmp_path / "out.txt"
+    out.write_text("Hello.")
+
+    def run(template: Path) -> Any:
+        if command == "parse":
+            return run_cli("parse", "--template", str(template), str(out), "--json")
+        if command == "export":
+            return run_cli("export", str(template), "--no-verify")
+        return run_cli(command, str(template), *(["--json"] if command != "grammar" else []))
+
+    result = run(source)
+    assert "warning: the source does not look like a chat template" in result.stderr
+    if command != "export":  # (export may find nothing to write for it)
+        assert result.exit_code == 0
+    assert "does not look" not in run(DEMO).stderr
 
 
 def test_check_on_a_config_with_named_templates_checks_every_variant(tmp_path: Path) -> None:

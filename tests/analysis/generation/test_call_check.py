@@ -15,7 +15,7 @@ from tests.conftest import WEATHER_TOOLS as TOOLS
 
 
 def _problems(name: str, arguments: str) -> list[str]:
-    return call_problems(Message(tool_calls=(ToolCall(name, arguments),)), TOOLS)
+    return [str(problem) for problem in call_problems(Message(tool_calls=(ToolCall(name, arguments),)), TOOLS)]
 
 
 @pytest.mark.parametrize(
@@ -63,3 +63,33 @@ def test_parse_warns_and_exits_1_but_keeps_the_message(tmp_path: Path) -> None:
     out.write_text(_call(("city", "Paris"), ("unit", "celsius")))
     result = run_cli("parse", "--template", TAGGED, "--tools", str(tools), str(out), "--json")
     assert result.exit_code == 0 and result.stderr == ""
+
+
+def test_a_library_user_gets_the_problems_and_hints_parse_prints(tmp_path: Path) -> None:
+    """``review_parse`` returns, as data, what ``parse`` prints beside the
+    message: one warning per call problem, one hint per hint."""
+    from analysis.generation import CallProblem, HintKind, auto_parser, review_parse
+    from analysis.parsers import ChatRequest
+    from analysis.template import load_template
+
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps(TOOLS))
+    out = tmp_path / "o.txt"
+    out.write_text(_call(("city", "A"), ("city", "B")) + "\n" + _call(("unit", "celsius")))  # two broken calls, parallel off
+    result = run_cli("parse", "--template", TAGGED, "--tools", str(tools), str(out), "--json")
+
+    generated = auto_parser(load_template(TAGGED)).generate(ChatRequest([{"role": "user", "content": "hi"}], tools=TOOLS))
+    text = out.read_text()
+    outcome = generated.parse(text)
+    review = review_parse(generated, text, outcome)
+    assert review.call_problems == (
+        CallProblem(0, "get_weather", "argument city is given twice"),
+        CallProblem(1, "get_weather", "'city' is a required property"),
+    )
+    assert not review.calls_valid
+    assert [h.kind for h in review.hints] == [HintKind.PARALLEL_CALLS_OFF] and review.hints[0].count == 2
+    warnings = [line.removeprefix("warning: ") for line in result.stderr.splitlines() if line.startswith("warning: ")]
+    assert warnings == [str(problem) for problem in review.call_problems]
+    assert sum(line.startswith("hint: ") for line in result.stderr.splitlines()) == len(review.hints)
+    assert result.exit_code == 1
+    assert review_parse(generated, text, generated.parse(text, partial=True), partial=True).call_problems == ()  # not final

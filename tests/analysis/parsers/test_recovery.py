@@ -296,7 +296,7 @@ def test_a_value_that_does_not_fit_its_type_keeps_the_call_as_written(family, wr
     from tests.conftest import WEATHER_TOOLS
 
     message = Message(tool_calls=(ToolCall("get_weather", json.dumps({"city": "Paris", "days": value})),))
-    assert any("days" in problem for problem in call_problems(message, WEATHER_TOOLS))
+    assert any("days" in str(problem) for problem in call_problems(message, WEATHER_TOOLS))
 
 
 @pytest.mark.parametrize("written, value", [("3", 3), ("-2", -2), ("True", True), ("null", None), ("None", None)])
