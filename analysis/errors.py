@@ -17,6 +17,8 @@ cannot be loaded, compiled or rendered.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from peg.errors import AutoparserError
 
 
@@ -32,7 +34,28 @@ class AnalysisError(AutoparserError):
 
 class InputError(AnalysisError):
     """Input other than a template is unusable: a request, tools, messages, a case
-    file, a lock file, a model output, an output path."""
+    file, a lock file, a model output, an output path.
+
+    A message that names a setting writes the library's name for it between
+    backquotes (```update_lock` needs `lock```), and lists it in ``settings``;
+    a front end spells it in its own terms with :meth:`phrased` (the CLI:
+    ``--update-lock needs --lock FILE``)."""
+
+    def __init__(self, message: str, settings: Sequence[str] = ()):
+        super().__init__(message)
+        #: the settings the message names, by the library's names for them
+        self.settings = tuple(settings)
+
+    def __reduce__(self) -> tuple[type[InputError], tuple[str, tuple[str, ...]]]:  # (from a worker process, settings and all)
+        return (type(self), (str(self), self.settings))
+
+    def phrased(self, names: Mapping[str, str]) -> str:
+        """The message with each of its settings spelled as ``names`` says."""
+        text = str(self)
+        for setting in self.settings:
+            if setting in names:
+                text = text.replace(f"`{setting}`", names[setting])
+        return text
 
 
 class TemplateError(AnalysisError):

@@ -134,8 +134,8 @@ def validate_messages(messages: Any, where: str) -> list[dict[str, Any]]:
         raise InputError(f"{where}: expected a JSON list of messages")
     for i, message in enumerate(messages):
         if not isinstance(message, dict) or not isinstance(message.get("role"), str):
-            hint = " (this looks like a list of tools: give it with --tools)" if isinstance(message, dict) and "function" in message else ""
-            raise InputError(f"{where}[{i}]: a message must be an object with a string 'role'{hint}")
+            hint = " (this looks like a list of tools: give it as `tools`)" if isinstance(message, dict) and "function" in message else ""
+            raise InputError(f"{where}[{i}]: a message must be an object with a string 'role'{hint}", ("tools",))
     return messages
 
 

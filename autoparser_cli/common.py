@@ -100,16 +100,31 @@ def exit_code(exc: Exception) -> int:
     return 1 if isinstance(exc, ExportError) else 2
 
 
+#: the library's settings, as this CLI's options spell them (for the
+#: messages of :class:`~analysis.errors.InputError`)
+OPTION_NAMES = {
+    "tools": "--tools",
+    "update_lock": "--update-lock",
+    "lock": "--lock FILE",
+    "shard": "--shard",
+    "paths": "PATHS",
+    "cases": "--cases",
+    "templates": "--templates DIR",
+}
+
+
 def handle_errors(func: F) -> F:
     """Turn project errors into a one-line message and a non-zero exit code."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from analysis.errors import one_line
+        from analysis.errors import InputError, one_line
         from peg import AutoparserError
 
         try:
             return func(*args, **kwargs)
+        except InputError as exc:  # (its settings, as this CLI's options)
+            raise fail(exc.phrased(OPTION_NAMES), exit_code(exc)) from None
         except AutoparserError as exc:
             raise fail(str(exc), exit_code(exc)) from None
         except KeyboardInterrupt:

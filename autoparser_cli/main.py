@@ -577,11 +577,13 @@ def check(
         for text in check_details(checks, drifted, known):
             console().print(text, soft_wrap=True)  # in full, never cut
         for failure in run.case_failures:
-            note = f" (known: {known[failure.case_id]})" if failure.case_id in known else ""
-            console().print(Text(f"{failure.case_id} — {failure.check}{note}", style="yellow" if note else "bold red"), soft_wrap=True)
+            known_note = f" (known: {known[failure.case_id]})" if failure.case_id in known else ""
+            console().print(Text(f"{failure.case_id} — {failure.check}{known_note}", style="yellow" if known_note else "bold red"), soft_wrap=True)
             console().print(Text(failure.reason), soft_wrap=True)
         for name in report.fixed:
             console().print(Text(f"{name}: listed in --known-failures but passes now (fixed? remove it from the list)", style="green"))
+        if drifted and not update_lock:
+            note("--update-lock takes the new readings into the lock file", "hint")
         written = f"; lock file {lock} written" if run.lock_written else f"; lock file {lock} left as it was (the run failed)" if update_lock else ""
         console().print(Text(report.summary_line() + written), soft_wrap=True)  # (one line in a CI log)
     if report.failed:

@@ -76,7 +76,7 @@ def shard(paths: Sequence[Path], spec: str) -> list[Path]:
     except ValueError:
         index = count = 0
     if not (count >= 1 and 1 <= index <= count):
-        raise InputError(f"--shard {spec!r}: expected I/N with 1 <= I <= N (for example 2/4)")
+        raise InputError(f"`shard` {spec!r}: expected I/N with 1 <= I <= N (for example 2/4)", ("shard",))
     return [p for i, p in enumerate(sorted(paths)) if i % count == index - 1]
 
 

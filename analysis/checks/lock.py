@@ -35,7 +35,7 @@ def lock_differences(name: str, locked: dict[str, Any] | None, current: dict[str
     """Field-by-field differences, one line each:
     ``Qwen3-Coder.jinja: tools.arguments.value_suffix '</parameter>\\n' -> '</parameter>'``."""
     if locked is None:
-        return [f"{name}: not in the lock file (run with --update-lock to add it)"]
+        return [f"{name}: not in the lock file (an update of the lock adds it)"]
     if current is None:
         return [f"{name}: in the lock file but not checked (removed, or failed to analyse)"]
     old, new = _flatten(locked), _flatten(current)
@@ -49,7 +49,7 @@ def lock_differences(name: str, locked: dict[str, Any] | None, current: dict[str
 def read_lock(path: Path) -> dict[str, Any]:
     """A lock file's entries (an absent file is an error naming it)."""
     if not path.exists():
-        raise InputError(f"{path}: no such lock file (create it with --update-lock)")
+        raise InputError(f"{path}: no such lock file (create it with `update_lock`)", ("update_lock",))
     data = loads(read_text(path), f"{path} (lock file)")
     templates = data.get("templates") if isinstance(data, dict) else None
     if not isinstance(templates, dict):

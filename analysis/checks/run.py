@@ -76,7 +76,7 @@ def run_check(options: CheckOptions, progress: Progress = _no_progress) -> Check
     or nothing that ``-k`` matches) is bad input.  Bad input (a missing path, a bad lock or case file)
     raises :class:`InputError` before anything runs where it can be known."""
     if options.update_lock and options.lock is None:
-        raise InputError("--update-lock needs --lock FILE")
+        raise InputError("`update_lock` needs `lock`", ("update_lock", "lock"))
     if options.lock is not None and options.update_lock:
         ensure_writable(options.lock, "lock file")
     # a lock file to compare with is read before the run (a missing one is named at once)
@@ -85,7 +85,7 @@ def run_check(options: CheckOptions, progress: Progress = _no_progress) -> Check
     lint_ignore = check_rule_ids(options.lint_ignore) if options.lint else None
     report = CheckReport(known_failures=known)
     if not options.paths and options.cases is None:
-        raise InputError("nothing to check: give template files or folders (PATHS), or a case file (--cases)")
+        raise InputError("nothing to check: give template files or folders (`paths`), or a case file (`cases`)", ("paths", "cases"))
     roots = list(options.paths)
     found = find_templates(roots) if roots else []
     if roots and not found:
@@ -169,8 +169,8 @@ def _cases(options: CheckOptions, report: CheckReport, progress: Progress) -> li
     missing = runner.missing_templates(case_list)
     if missing:
         shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
-        hint = "" if options.templates else " (give --templates DIR: the folder the cases' templates are in)"
-        raise InputError(f"{options.cases}: {len(missing)} templates the cases name are not in {runner.templates_dir}: {shown}{hint}")
+        hint = "" if options.templates else " (give `templates`: the folder the cases' templates are in)"
+        raise InputError(f"{options.cases}: {len(missing)} templates the cases name are not in {runner.templates_dir}: {shown}{hint}", ("templates",))
     report.cases = len(case_list)
     failures: list[CaseFailure] = []
     with progress(len(case_list), "running cases") as advance:

@@ -68,6 +68,7 @@ def test_lock_update_match_and_mismatch(zoo: Path, tmp_path: Path) -> None:
     result = run_cli("check", str(zoo), "--lock", str(lock))
     assert result.exit_code == 1
     assert "coder.jinja: tools.arguments.value_suffix '</parameter>\\n' -> '</param>\\n'" in result.stdout
+    assert "hint: --update-lock takes the new readings into the lock file" in result.stderr
     (zoo / "picky.jinja").unlink()
     result = run_cli("check", str(zoo), "--lock", str(lock), "--json")
     reasons = {f["template"]: f["reason"] for f in json.loads(result.stdout)["failures"]}

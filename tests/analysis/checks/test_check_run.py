@@ -28,5 +28,6 @@ def test_run_check_writes_then_compares_a_lock(tmp_path: Path) -> None:
 
 
 def test_run_check_names_bad_options() -> None:
-    with pytest.raises(InputError, match="--update-lock needs --lock"):
+    with pytest.raises(InputError, match="`update_lock` needs `lock`") as caught:  # (the library's names; the CLI's: tests/test_core_messages.py)
         run_check(CheckOptions(update_lock=True))
+    assert caught.value.settings == ("update_lock", "lock")
