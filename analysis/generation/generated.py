@@ -109,7 +109,23 @@ class Generated:
 
     def parse(self, output: str, partial: bool = False) -> ParseOutcome:
         """Parse a model output.  A failed final parse never loses text: the whole
-        output becomes content and the warning says where and what was expected."""
+        output becomes content and the warning says where and what was expected.
+
+        How many passes: one, on every output that reads and holds no call
+        marker as text (the path of well-formed output, and of any partial
+        parse).  The others only explain an output that does not read as it
+        stands, each at most once:
+
+        - it fails: a partial parse of the form without its all-content
+          fallback tells an output cut short from a broken one, then a
+          partial parse of the parser reads what a stream showed (2 more);
+        - a call marker is read as text: a partial parse says whether the
+          output ends inside a call (1); else the call block from the marker
+          to a closer is parsed for its error (1); else, with no call read,
+          the form without the fallback is parsed to find a cut (1, then the
+          2 above).
+
+        So at most five, and each is linear in the output."""
         result = self.parse_text(output, partial)
         if result.status is Status.FAILURE:
             cut = self._cut_short(output, result, partial)
