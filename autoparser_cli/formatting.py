@@ -127,7 +127,7 @@ def analysis_tables(analysis: TemplateAnalysis) -> list[Table]:
     fmt, fn, args, cid = a.tools.format, a.tools.function, a.tools.arguments, a.tools.call_id
     cited = {e.field: f"{e.source} {e.by}" if e.source in ("handler", "workaround") else e.comparison for e in a.evidence}
     tables = [
-        caps_table(a.template, a.caps),
+        caps_table(a.template_name, a.caps),
         _marker_table("Roles", [("user_start", a.user_start), ("assistant_start", a.assistant_start)], cited),
         _marker_table(
             "Reasoning",
@@ -199,8 +199,8 @@ def analysis_tables(analysis: TemplateAnalysis) -> list[Table]:
             [
                 ("preserved_tokens", Text("  ".join(t.replace("\n", "↵") for t in a.preserved_tokens) or "—")),
                 ("workarounds", a.workarounds),
-                ("specialized", a.specialized or ""),
-                ("handler rule", a.specialized_rule),
+                ("handler", a.handler or ""),
+                ("handler rule", a.handler_rule),
             ],
         ),
     ]
@@ -354,7 +354,7 @@ def analysis_summary(analysis: TemplateAnalysis, generated: Generated) -> Table:
     """The analysis in a few lines that fit 80 columns: each mode with its key
     markers, and how the grammar starts.  Folds, never cuts."""
     a, fmt = analysis, analysis.tools.format
-    table = Table(title=Text(f"Summary of {one_line_safe(a.template)}"), show_header=False, title_justify="left", box=None, padding=(0, 1))
+    table = Table(title=Text(f"Summary of {one_line_safe(a.template_name)}"), show_header=False, title_justify="left", box=None, padding=(0, 1))
     table.add_column("what", style="bold", no_wrap=True)
     table.add_column("found", overflow="fold")
     table.add_row("reasoning", Text(a.reasoning.mode.value).append_text(_pair(a.reasoning.start, a.reasoning.end)))
@@ -371,8 +371,8 @@ def analysis_summary(analysis: TemplateAnalysis, generated: Generated) -> Table:
     if args.name_prefix or args.value_suffix:
         tools.append(" argument").append_text(_pair(args.name_prefix, args.value_suffix))
     table.add_row("tools", tools)
-    if a.specialized:
-        table.add_row("handler", Text(a.specialized))
+    if a.handler:
+        table.add_row("handler", Text(a.handler))
     grammar = Text("none" if not generated.grammar else ("lazy, from " if generated.grammar_lazy else "always on"))
     if generated.grammar and generated.grammar_lazy:
         grammar.append_text(trigger_text(generated.triggers))
@@ -390,7 +390,7 @@ def grammar_text(generated: Generated, output_only: bool = False) -> str:
     import json
 
     g = generated
-    lines = [f"# autoparser grammar for {one_line_safe(g.analysis.template)}"]
+    lines = [f"# autoparser grammar for {one_line_safe(g.analysis.template_name)}"]
     grammar = g.grammar
     if output_only:
         grammar, why = g.output_grammar()
@@ -599,7 +599,7 @@ _SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 def lint_table(report: LintReport) -> Table:
     """One row per finding: severity, rule and message (the evidence is in :func:`lint_evidence`)."""
     counts = report.counts()
-    title = f"Lint of {one_line_safe(report.template)}: {counts['error']} errors, {counts['warning']} warnings, {counts['info']} info"
+    title = f"Lint of {one_line_safe(report.template_name)}: {counts['error']} errors, {counts['warning']} warnings, {counts['info']} info"
     table = Table(title=Text(title), title_justify="left")
     for column in ("severity", "rule", "finding"):
         table.add_column(column, overflow="fold")

@@ -69,7 +69,7 @@ class TemplateCheck:
             "status": self.status.value,
             "reason": self.reason,
             "degraded": sorted({d.phase for d in self.analysis.degraded}) if self.analysis else [],
-            "specialized": (self.analysis.specialized or "") if self.analysis else "",
+            "specialized": (self.analysis.handler or "") if self.analysis else "",
             "round_trips": [{"probe": t.probe, "status": t.status.value, "detail": t.detail} for t in self.round_trips],
             "not_probed": self.not_probed,
             "response_template": [r.to_json() for r in self.readings],

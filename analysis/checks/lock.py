@@ -18,7 +18,7 @@ def lock_entry(analysis: TemplateAnalysis) -> dict[str, Any]:
     """The parts of an analysis a lock file records (and the dedicated handler, if any)."""
     data = analysis.to_json()
     entry = {key: data[key] for key in _LOCKED}
-    entry["specialized"] = analysis.specialized or ""
+    entry["specialized"] = analysis.handler or ""  # (the lock's key is still "specialized": lock files stay as they are)
     return entry
 
 

@@ -121,12 +121,12 @@ def _tool_calls(analysis: TemplateAnalysis) -> dict[str, Any] | None:
 
 def _own_part(analysis: TemplateAnalysis) -> dict[str, Any] | None:
     """A dedicated format's own part of the spec (None for the generic formats)."""
-    if not analysis.specialized:
+    if not analysis.handler:
         return None
-    handler = handler_named(analysis.specialized)
+    handler = handler_named(analysis.handler)
     if handler.response_fields is None:
         why = handler.response_unsupported or "its calls have no response_template form"
-        raise ExportError(f"the {analysis.specialized} format cannot be written as a response_template: {why}")
+        raise ExportError(f"the {analysis.handler} format cannot be written as a response_template: {why}")
     return handler.response_fields(analysis)
 
 

@@ -22,7 +22,7 @@ def cached_analysis(template: ChatTemplate, enable_thinking: bool = True) -> Tem
     kept in memory and, for templates rendered with the frozen clock, in the
     disk cache (:mod:`analysis.disk_cache`; analyses with degraded phases are
     not written there, as a phase may have degraded by a CPU limit)."""
-    t = template.template
+    t = template.loaded
     key = disk_cache.entry_key(
         "analysis", t.source, t.bos_token, t.eos_token, t.name, str(enable_thinking), repr(template.limits)
     )

@@ -53,7 +53,7 @@ def analyze_template(
     found = find_handler(template.source, prober)  # dedicated handlers are tried first
     reasoning = analyze_reasoning(prober, log)
     content = analyze_content(prober, log, reasoning)
-    result = TemplateAnalysis(template=template.name, caps=caps, reasoning=reasoning, content=content)
+    result = TemplateAnalysis(template_name=template.name, caps=caps, reasoning=reasoning, content=content)
     if caps.supports_tool_calls:
         result = replace(result, tools=analyze_tools(prober, log, reasoning))
     user_start, assistant_start = role_starts(prober, log, reasoning, content)
@@ -68,7 +68,7 @@ def analyze_template(
     if found is not None:  # the handler's markers replace what the diffs could see
         handler, rule = found
         before = result.marker_fields()
-        result = replace(handler.refine(result, template.source), specialized=handler.name, specialized_rule=rule)
+        result = replace(handler.refine(result, template.source), handler=handler.name, handler_rule=rule)
         log.cite_source(f"handler: {handler.name}", rule, "handler", handler.name)
         _cite_changes(log, before, result.marker_fields(), f"set by the handler {handler.name}: {rule}", "handler", handler.name)
     generation = generation_prompt(prober, log, result.reasoning, enable_thinking)

@@ -27,7 +27,7 @@ class AutoParser:
         self.template = template
         self.analysis = analysis or cached_analysis(template)
         #: the dedicated handler that owns the template, if any (found once)
-        self.handler = handler_named(self.analysis.specialized) if self.analysis.specialized else None
+        self.handler = handler_named(self.analysis.handler) if self.analysis.handler else None
         #: a request was generated: the next starts the template's budget afresh
         #: (one command spends one budget, analysis and its request together)
         self._generated = False

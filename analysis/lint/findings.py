@@ -80,7 +80,7 @@ class LintReport:
     """Every finding for one template, most severe first, and the rules that
     were silenced (``--ignore``) or could not run (with why)."""
 
-    template: str
+    template_name: str
     findings: tuple[Finding, ...] = ()
     ignored: tuple[str, ...] = ()
     #: rule id -> why it did not run (the template lacks what it looks at)
@@ -98,7 +98,7 @@ class LintReport:
     def to_json(self) -> dict[str, Any]:
         """The report as a JSON-ready dict."""
         return {
-            "template": self.template,
+            "template": self.template_name,
             "counts": self.counts(),
             "findings": [f.to_json() for f in self.findings],
             "ignored": list(self.ignored),

@@ -98,7 +98,7 @@ def lint_template(template: ChatTemplate, ignore: Iterable[str] = (), analysis: 
     ignored = check_rule_ids(ignore)
     if analysis is None:
         analysis = cached_analysis(template)
-    loaded = template.template
+    loaded = template.loaded
     found = (analysis.reasoning.start, analysis.reasoning.end)
     markers = found if all(m.strip() for m in found) else COMMON_REASONING_MARKERS
     context = LintContext(Renderer.starting(template), analysis.caps, loaded.bos_token, loaded.add_bos_token, markers)

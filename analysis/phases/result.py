@@ -201,7 +201,8 @@ class GenerationPromptAnalysis(_Jsonable):
 class TemplateAnalysis(_Jsonable):
     """The whole result of :func:`analysis.generation.analyzer.analyze_template`."""
 
-    template: str
+    #: the template's name (its file, model or source)
+    template_name: str
     caps: Capabilities
     user_start: str = ""
     assistant_start: str = ""
@@ -217,20 +218,24 @@ class TemplateAnalysis(_Jsonable):
     workarounds: tuple[str, ...] = ()
     degraded: tuple[Degradation, ...] = ()
     evidence: tuple[Evidence, ...] = ()
-    specialized: str | None = None
-    specialized_rule: str = ""  #: the detection rule that matched
+    #: the name of the dedicated handler that owns the template (None: the generic reading)
+    handler: str | None = None
+    handler_rule: str = ""  #: the detection rule that matched
 
     def to_json(self) -> dict[str, Any]:
         """The reference's fields plus ``generation_prompt``, ``workarounds``,
-        ``degraded`` and ``evidence`` (and ``specialized`` when a dedicated
-        handler owns the template)."""
-        data: dict[str, Any] = _to_json(self)
+        ``degraded`` and ``evidence``; where a dedicated handler owns the
+        template, ``specialized: true`` (as the reference marks it), the
+        ``handler``'s name and its ``handler_rule``."""
+        data: dict[str, Any] = {("template" if key == "template_name" else key): value for key, value in _to_json(self).items()}
         data["caps"] = self.caps.to_dict()
         data["generation_prompt"] = self.generation_prompt.text
         data["reasoning_prefill"] = self.generation_prompt.prefill.value
-        if self.specialized is None:
-            data.pop("specialized")
-            data.pop("specialized_rule")
+        if self.handler is None:
+            data.pop("handler")
+            data.pop("handler_rule")
+        else:
+            data["specialized"] = True
         return data
 
     def marker_fields(self) -> dict[str, str]:

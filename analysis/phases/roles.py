@@ -116,7 +116,7 @@ def role_starts(
     text).  A template that does not write the probe texts gives empty starts."""
     # a template given no end-of-sequence token is shown one, so that a turn
     # closed by it is told apart from the next turn's opening
-    eos = {} if prober.template.template.eos_token else {"eos_token": "<eos>"}
+    eos = {} if prober.template.loaded.eos_token else {"eos_token": "<eos>"}
     try:
         cmp = prober.compare(
             "role starts",
@@ -181,7 +181,7 @@ def turn_end(prober: Prober, log: PhaseLog, user_start: str) -> tuple[str, ...]:
     ``<|END_RESPONSE|><|END_OF_TURN_TOKEN|>``), up to anything that opens a turn,
     with the template's end-of-sequence token (known from a model's files; the
     probe's stand-in token is not kept)."""
-    real_eos = prober.template.template.eos_token
+    real_eos = prober.template.loaded.eos_token
     eos = {} if real_eos else {"eos_token": _PROBE_EOS}
     rendered = ""
     # (a multimodal template writes only content parts: the text as a part too)
@@ -205,7 +205,7 @@ def turn_end(prober: Prober, log: PhaseLog, user_start: str) -> tuple[str, ...]:
     if real_eos and _is_marker(strip_ws(real_eos)):
         found.append(strip_ws(real_eos))
     # (Llama 3.1's turn after a call ends with <|eom_id|>, where one with text ends with <|eot_id|>)
-    if found and _END_OF_MESSAGE in prober.template.template.source:
+    if found and _END_OF_MESSAGE in prober.template.loaded.source:
         found.append(_END_OF_MESSAGE)
     markers = tuple(dict.fromkeys(found))
     if markers:

@@ -84,7 +84,8 @@ class ChatTemplate:
         limits: RenderLimits | None = None,
         clock: Callable[[], datetime] | None = None,
     ):
-        self.template = template
+        #: the loaded source: its text, name, special tokens and where it came from
+        self.loaded = template
         self.name = template.name
         self.source = template.source
         self.limits = limits or default_limits()
@@ -167,7 +168,7 @@ class ChatTemplate:
             raise RenderLimitError(self._over_output(), self.name)
         status, payload, stats = self._call(
             "render",
-            variables=request.variables(self.template),
+            variables=request.variables(self.loaded),
             now=self.clock() if self.clock is not None else None,
             strict_undefined_json=strict_undefined_json,
         )

@@ -61,7 +61,7 @@ def test_a_handler_takes_the_section_markers_the_template_writes(tmp_path) -> No
     renamed = tmp_path / "v4-like.jinja"
     renamed.write_text(source.read_text().replace("function_calls", "tool_calls"))
     parser = auto_parser(load_template(renamed))
-    assert parser.analysis.specialized == "deepseek-v3.2-dsml"
+    assert parser.analysis.handler == "deepseek-v3.2-dsml"
     assert parser.analysis.tools.format.section_start == "<｜DSML｜tool_calls>"
     result = check_template(renamed, "v4-like.jinja")
     assert result.status is not CheckStatus.FAILED, result.reason
@@ -93,7 +93,7 @@ def test_pythonic_call_lists_without_markers_are_a_generic_format() -> None:
     from tests.conftest import WEATHER_TOOLS
 
     parser = auto_parser(load_template(SMALL / "pythonic_list.jinja"))
-    assert parser.analysis.specialized == "pythonic-list"
+    assert parser.analysis.handler == "pythonic-list"
     result = check_template(SMALL / "pythonic_list.jinja", "pythonic_list.jinja")
     assert result.status is CheckStatus.OK, result.reason
     generated = parser.generate(ChatRequest.from_json({"messages": [{"role": "user", "content": "x"}], "tools": WEATHER_TOOLS}))

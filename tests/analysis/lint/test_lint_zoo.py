@@ -23,7 +23,7 @@ def _found(report: LintReport, rule: str, severity: Severity, words: str = "") -
 def test_every_zoo_template_lints() -> None:
     for path in sorted(ZOO.glob("*.jinja")):
         report = _lint(path.name)
-        assert report.template == path.name
+        assert report.template_name == path.name
         # every finding carries a message, and evidence points inside its text
         for finding in report.findings:
             assert finding.message
