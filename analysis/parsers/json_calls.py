@@ -16,6 +16,7 @@ from analysis.messages.tags import (
 )
 from analysis.parsers.pieces import ending, followed_by, markup, tool_name, turn_end_markers
 from analysis.parsers.schemas import arguments_schema
+from analysis.phases import quirks
 from analysis.phases.result import (
     TemplateAnalysis,
     ToolFormat,
@@ -81,8 +82,8 @@ def _json_string_key(name: str) -> Parser:
 _ARGS_SPELLINGS = ("parameters", "arguments")
 
 
-#: What Llama 3 models write before a call (the template writes it only for built-in tools).
-PYTHON_TAG = "<|python_tag|>"
+#: what Llama 3 models write before a call (a declared family quirk)
+PYTHON_TAG = quirks.PYTHON_TAG.marker
 
 
 def json_native_call(analysis: TemplateAnalysis, function: Mapping[str, Any], for_grammar: bool = False) -> Parser:
@@ -250,7 +251,7 @@ def _closed_by_the_end(analysis: TemplateAnalysis, stops: Sequence[str]) -> tupl
 
 def bare_json_call_starts(analysis: TemplateAnalysis) -> list[str]:
     """What can only start a JSON call in a format whose calls have no marker
-    (Llama 3: ``{"name"``, or the ``<|python_tag|>`` its models write first);
+    (Llama 3: ``{"name"``, or the python tag its models write first, quirks.PYTHON_TAG);
     none for other formats."""
     fmt = analysis.tools.format
     if fmt.mode is not ToolFormat.JSON_NATIVE or fmt.per_call_start or fmt.section_start or fmt.tools_array_wrapped:

@@ -11,6 +11,7 @@ from typing import Any
 
 from analysis.errors import TemplateRenderError
 from analysis.phases.phase_log import PhaseLog
+from analysis.phases.quirks import END_OF_MESSAGE, OPENS_A_TURN
 from analysis.phases.reasoning import prefill_outcome
 from analysis.phases.result import ContentAnalysis, GenerationPromptAnalysis, ReasoningAnalysis
 from analysis.probing.diff import appended, segment_diff
@@ -167,10 +168,6 @@ def role_starts(
     return user_start, assistant_start
 
 
-#: Llama 3.1's end-of-message marker, which its templates write after a turn
-#: that waits for a tool's result (found by name in the source, not by a probe)
-_END_OF_MESSAGE = "<|eom_id|>"
-
 #: the end-of-sequence token shown to a template that was given none
 _PROBE_EOS = "<eos>"
 
@@ -198,15 +195,15 @@ def turn_end(prober: Prober, log: PhaseLog, user_start: str) -> tuple[str, ...]:
     opener = _first_token(user_start)
     found: list[str] = []
     for token in _tokens(rendered.rpartition(ASSISTANT_TEXT)[2]) if ASSISTANT_TEXT in rendered else []:
-        if not _is_marker(token) or token == opener or re.search(r"start|begin", token, re.IGNORECASE):
+        if not _is_marker(token) or token == opener or OPENS_A_TURN.search(token):
             break
         if token != _PROBE_EOS or real_eos:
             found.append(token)
     if real_eos and _is_marker(strip_ws(real_eos)):
         found.append(strip_ws(real_eos))
-    # (Llama 3.1's turn after a call ends with <|eom_id|>, where one with text ends with <|eot_id|>)
-    if found and _END_OF_MESSAGE in prober.template.loaded.source:
-        found.append(_END_OF_MESSAGE)
+    # (a family's marker no probe renders: quirks.END_OF_MESSAGE)
+    if found and END_OF_MESSAGE.marker in prober.template.loaded.source:
+        found.append(END_OF_MESSAGE.marker)
     markers = tuple(dict.fromkeys(found))
     if markers:
         log.cite_source("turn_end", "the markers after an assistant turn's text (and the end-of-sequence token)")
