@@ -24,19 +24,13 @@ if TYPE_CHECKING:
         Tag,
         Until,
     )
-    from peg.engine import (
-        ParseResult,
-        TagNode,
-        delimiter_anchors,
-        held_back,
-        held_back_of,
-        parse,
-        partial_end,
-    )
+    from peg.engine import ParseResult, TagNode, parse
     from peg.errors import AutoparserError, GrammarError, PegError
     from peg.gbnf_reader import read_gbnf
     from peg.gbnf_writer import schema_to_gbnf, to_gbnf
     from peg.json_stream import IncrementalJson
+    from peg.partial import held_back, held_back_of, partial_end
+    from peg.scanning import delimiter_anchors, escaped_run
     from peg.status import Status
     from peg.text import WS, line_column
     from peg.validate import problems
@@ -54,10 +48,11 @@ _EXPORTS = {
     "Tag": "combinators",
     "Until": "combinators",
     "parse": "engine",
-    "partial_end": "engine",
-    "held_back": "engine",
-    "held_back_of": "engine",
-    "delimiter_anchors": "engine",
+    "partial_end": "partial",
+    "held_back": "partial",
+    "held_back_of": "partial",
+    "delimiter_anchors": "scanning",
+    "escaped_run": "scanning",
     "IncrementalJson": "json_stream",
     "ParseResult": "engine",
     "Status": "status",
@@ -93,6 +88,7 @@ __all__ = [
     "TagNode",
     "Until",
     "delimiter_anchors",
+    "escaped_run",
     "held_back",
     "held_back_of",
     "line_column",

@@ -44,8 +44,10 @@ from peg.combinators import (
     Until,
 )
 from peg.json_scan import scan_json
+from peg.partial import json_partial_end, longest_delimiter, partial_end, trailing_stops
+from peg.scanning import escaped_run, first_of
 from peg.status import Status
-from peg.text import WS, line_column
+from peg.text import line_column
 
 _SPACE = re.compile(r"[ \t\n\r]*")
 
@@ -251,7 +253,7 @@ def _until(node: Until, st: _State, pos: int) -> _Result:
         hit = found_before.get((id(node), pos))
         if hit is not None:
             return _OK, hit, _NONE
-    best = _first_unescaped(node, text, pos, st.partial) if node.escape else _first_of(node.delimiters, text, pos)
+    best = _first_unescaped(node, text, pos, st.partial) if node.escape else first_of(node.delimiters, text, pos)
     if node.then is not None:
         best, decided = _first_that_reads(node.then, st, best, functools.partial(_next_delimiter, node, st))
         if not decided:  # (partial input: what follows the delimiter may still read, or not)
@@ -263,11 +265,11 @@ def _until(node: Until, st: _State, pos: int) -> _Result:
         if repaired is not None:
             return repaired
     if best >= 0 and node.held and st.partial and _undecided(node, text, pos, best):
-        return st.more(node, pos, _first_of(node.held, text, pos))
+        return st.more(node, pos, first_of(node.held, text, pos))
     if best >= 0:
         # valid for every longer text only if no delimiter starting before it could end past this one
         # (and never with a look-ahead: what reads from a delimiter may change as text comes)
-        if found_before is not None and node.then is None and best + _longest(node.delimiters) - 1 <= len(text):
+        if found_before is not None and node.then is None and best + longest_delimiter(node.delimiters) - 1 <= len(text):
             found_before[(id(node), pos)] = best
         return _OK, best, _NONE
     if st.partial:
@@ -283,20 +285,20 @@ def _repaired_end(node: Until, st: _State, pos: int) -> _Result | None:
     repair (see ``Until.repairs``): on final input, at the first repair
     delimiter from which ``repair_then`` reads (None: none does); on partial
     input, held from the first repair delimiter (its own may still come)."""
-    first = _first_of(node.repairs, st.text, pos)
+    first = first_of(node.repairs, st.text, pos)
     if first < 0:
         return None
     if st.partial:
         return st.more(node, pos, first)
     if node.repair_then is None:
         return _OK, first, _NONE
-    best, _ = _first_that_reads(node.repair_then, st, first, lambda i: _first_of(node.repairs, st.text, i))
+    best, _ = _first_that_reads(node.repair_then, st, first, lambda i: first_of(node.repairs, st.text, i))
     return (_OK, best, _NONE) if best >= 0 else None
 
 
 def _next_delimiter(node: Until, st: _State, at: int) -> int:
     """Where ``node``'s next delimiter starts at or after ``at`` (-1: none)."""
-    return _first_unescaped(node, st.text, at, st.partial) if node.escape else _first_of(node.delimiters, st.text, at)
+    return _first_unescaped(node, st.text, at, st.partial) if node.escape else first_of(node.delimiters, st.text, at)
 
 
 def _first_that_reads(then: Parser, st: _State, first: int, following: Callable[[int], int]) -> tuple[int, bool]:
@@ -338,7 +340,7 @@ def _first_unescaped(node: Until, text: str, pos: int, partial: bool) -> int:
     on final input, by nothing); -1: none (on partial input, an escape at the
     very end waits for what it escapes)."""
     escape = node.escape
-    scan = _escaped_scan(node.delimiters, escape)
+    scan = escaped_run(node.delimiters, escape)
     if scan is not None:  # single-character delimiters: one regex pass
         stop = scan.match(text, pos).end()  # type: ignore[union-attr]
         if stop == len(text) or (partial and stop == len(text) - 1 and text[stop] == escape):
@@ -346,7 +348,7 @@ def _first_unescaped(node: Until, text: str, pos: int, partial: bool) -> int:
         return stop
     i = pos
     while True:
-        found = _first_of((*node.delimiters, escape), text, i)
+        found = first_of((*node.delimiters, escape), text, i)
         if found < 0 or not text.startswith(escape, found) or any(text.startswith(d, found) for d in node.delimiters):
             return found
         if found + 1 == len(text):
@@ -356,16 +358,6 @@ def _first_unescaped(node: Until, text: str, pos: int, partial: bool) -> int:
         i = found + 2
 
 
-@functools.lru_cache(maxsize=256)
-def _escaped_scan(delimiters: tuple[str, ...], escape: str) -> re.Pattern[str] | None:
-    """A regex for the longest run of text with no unescaped delimiter (for
-    single-character delimiters), or None."""
-    if any(len(d) != 1 for d in delimiters):
-        return None
-    plain = f"[^{re.escape(''.join(delimiters) + escape)}]*"
-    return re.compile(f"{plain}(?:{re.escape(escape)}[^\n]{plain})*")  # (unrolled: a tight loop per run)
-
-
 def _undecided(node: Until, text: str, pos: int, best: int) -> bool:
     """Whether the delimiter found at ``best``, after one of ``node``'s held
     texts, may still not end it: nothing but whitespace follows it yet (the
@@ -373,163 +365,7 @@ def _undecided(node: Until, text: str, pos: int, best: int) -> bool:
     after = best + next(len(d) for d in node.delimiters if text.startswith(d, best))
     if _SPACE.match(text, after).end() < len(text):  # type: ignore[union-attr]  # (checked first: it is rarely so)
         return False
-    return 0 <= _first_of(node.held, text, pos) < best
-
-
-def _first_of(delimiters: tuple[str, ...], text: str, pos: int) -> int:
-    """Where the first of ``delimiters`` starts at or after ``pos`` (-1: none)."""
-    best = -1
-    search = _anchor_search(delimiters)
-    if search is not None:  # one regex scan for many anchors, not one scan each
-        return _first_delimiter(text, pos, search, _anchors(delimiters))
-    for anchor, group in _anchors(delimiters):
-        # the first place where a delimiter of the group starts: the group's
-        # shared beginning, found once, then each delimiter checked there (and
-        # only before the first place another group found: no scan past it)
-        end = len(text) if best < 0 else best - 1 + len(anchor)
-        i = text.find(anchor, pos, end)
-        while i >= 0:
-            if len(group) == 1 or any(text.startswith(d, i) for d in group):
-                best = i
-                break
-            i = text.find(anchor, i + 1, end)
-    return best
-
-
-#: from this many anchor groups on, one regex scan beats a ``str.find`` per group
-#: (measured: two groups over 98 KB of prose, 129 against 146 us)
-_REGEX_FROM = 2
-
-
-@functools.lru_cache(maxsize=1024)
-def _anchor_search(delimiters: tuple[str, ...]) -> re.Pattern[str] | None:
-    """A regex for the anchors of ``delimiters``' groups, when there are enough of them."""
-    groups = _anchors(delimiters)
-    if len(groups) < _REGEX_FROM:
-        return None
-    return re.compile("|".join(re.escape(anchor) for anchor, _ in groups))
-
-
-def _first_delimiter(text: str, pos: int, search: re.Pattern[str], groups: tuple[tuple[str, tuple[str, ...]], ...]) -> int:
-    """Where the first delimiter starts at or after ``pos`` (-1: none): the first
-    place an anchor starts at which one of its group's delimiters does too."""
-    found = search.search(text, pos)
-    while found is not None:
-        i = found.start()
-        for anchor, group in groups:
-            if text.startswith(anchor, i) and (len(group) == 1 or any(text.startswith(d, i) for d in group)):
-                return i
-        found = search.search(text, i + 1)
-    return -1
-
-
-def delimiter_anchors(delimiters: tuple[str, ...]) -> tuple[str, ...]:
-    """The beginnings ``delimiters`` share, in groups (every delimiter starts
-    with one): text that holds none holds no delimiter either."""
-    return tuple(anchor for anchor, _ in _anchors(delimiters))
-
-
-@functools.lru_cache(maxsize=1024)
-def _anchors(delimiters: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """``delimiters`` in groups that share a beginning of three or more
-    characters (``</parameter>\n<parameter=`` and ``</parameter>\n</function>``),
-    each with that beginning: one scan of the text per group, not per delimiter."""
-    groups: list[tuple[str, list[str]]] = []
-    for d in sorted(set(delimiters)):
-        if groups:
-            anchor, members = groups[-1]
-            shared = 0
-            while shared < min(len(anchor), len(d)) and anchor[shared] == d[shared]:
-                shared += 1
-            if shared >= 3:
-                groups[-1] = (anchor[:shared], [*members, d])
-                continue
-        groups.append((d, [d]))
-    return tuple((anchor, tuple(members)) for anchor, members in groups)
-
-
-
-def trailing_stops(text: str, stops: tuple[str, ...], start: int, end: int) -> int:
-    """Where the run of ``stops`` (with whitespace between and after them) that
-    ends ``text[start:end]`` begins; ``end`` when it ends with none."""
-    cut = e = end
-    while True:
-        while e > start and text[e - 1] in WS:
-            e -= 1
-        for stop in stops:
-            if text.endswith(stop, start, e):
-                e -= len(stop)
-                cut = e
-                break
-        else:
-            return cut
-
-
-def partial_end(node: Until | Rest, text: str, pos: int) -> int:
-    """Where the text an ``until`` or ``rest`` at ``pos`` shows on partial input
-    ends (what may still be a delimiter or a trailing stop waits, and so does
-    an ``until``'s text from the first of its held texts on)."""
-    if isinstance(node, Until):
-        end = len(text) - held_back(text, node.delimiters + node.stops + node.held + node.repairs, pos)
-        if node.escape and end > pos and text[end - 1] == node.escape:
-            run = end - 1
-            while run > pos and text[run - 1] == node.escape:
-                run -= 1
-            end -= (end - run) % 2  # an escape cut short waits for what it escapes
-        if node.held:
-            first = _first_of(node.held, text, pos)
-            end = first if 0 <= first < end else end
-    else:
-        end = len(text) - held_back(text, node.stops, pos)
-    if not node.stops:
-        return end
-    # a run of whole stops that ends the text is no text, even where its last
-    # character may begin another (MiniMax's "[e~[" ends with its own "[")
-    whole = trailing_stops(text, node.stops, pos, len(text))
-    end = trailing_stops(text, node.stops, pos, end)
-    return min(end, whole)
-
-
-def held_back(text: str, delimiters: tuple[str, ...], start: int = 0) -> int:
-    """The length of the longest end of ``text[start:]`` that is a proper prefix
-    of one of ``delimiters`` (what an ``until`` holds back on partial input)."""
-    found = _prefix_at_end(delimiters).search(text, max(start, len(text) - _longest(delimiters) + 1))
-    return len(text) - found.start() if found else 0
-
-
-def held_back_of(delimiters: tuple[str, ...]) -> Callable[[str], int]:
-    """:func:`held_back` for ``delimiters``, prepared once (a stream calls it per chunk)."""
-    pattern, longest = _prefix_at_end(delimiters), _longest(delimiters)
-
-    def hold(text: str) -> int:
-        found = pattern.search(text, max(0, len(text) - longest + 1))
-        return len(text) - found.start() if found else 0
-
-    return hold
-
-
-@functools.lru_cache(maxsize=256)
-def _longest(delimiters: tuple[str, ...]) -> int:
-    return max(map(len, delimiters), default=1)
-
-
-@functools.lru_cache(maxsize=256)
-def _prefix_at_end(delimiters: tuple[str, ...]) -> re.Pattern[str]:
-    """A regex for a proper prefix of one of ``delimiters`` that ends the text,
-    as a trie (``<(?:t(?:o)?)?\\Z`` for ``<to>``): one pass, the leftmost
-    match is the longest."""
-    trie: dict[str, dict] = {}  # type: ignore[type-arg]
-    for d in delimiters:
-        node = trie
-        for c in d[:-1]:
-            node = node.setdefault(c, {})
-
-    def alternatives(node: dict) -> str:  # type: ignore[type-arg]
-        parts = [re.escape(c) + (f"(?:{alternatives(sub)})?" if sub else "") for c, sub in node.items()]
-        return "|".join(parts)
-
-    body = alternatives(trie)
-    return re.compile(f"(?:{body})\\Z" if body else "(?!)")
+    return 0 <= first_of(node.held, text, pos) < best
 
 
 def _rest(node: Rest, st: _State, pos: int) -> _Result:
@@ -593,10 +429,8 @@ def _json(node: Json, st: _State, pos: int) -> _Result:
     if scan.status is Status.NEED_MORE:
         st.last_closer = scan.closer
         end = scan.end
-        if node.held:  # shown short of a held text (another reading may end the value there)
-            text = st.text if end == len(st.text) else st.text[:end]
-            first = _first_of(node.held, text, pos)
-            end = first if first >= 0 else end - held_back(text, node.held, pos)
+        if node.held:
+            end = json_partial_end(node.held, st.text, pos, end)
         return st.more(node, pos, end)
     st.expect(scan.end, scan.expected)
     return _FAIL, pos, _NONE

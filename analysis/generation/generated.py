@@ -11,21 +11,20 @@ from functools import cached_property
 from typing import Any
 
 from analysis.generation.results import ParseOutcome, Trigger, TriggerKind
-from analysis.generation.shown_text import unshown_from, with_rest
+from analysis.generation.shown_text import hold_open_reasoning, unshown_from, with_rest
 from analysis.messages.hooks import GENERIC, OutputHooks
 from analysis.messages.mapper import Message, map_finished, map_result
-from analysis.messages.tags import CONTENT, REASONING, REASONING_BLOCK, TOOL
+from analysis.messages.tags import CONTENT, TOOL
 from analysis.parsers.builder import BuiltParser
 from analysis.parsers.pieces import call_closers
 from analysis.parsers.prompting import Prompt
 from analysis.parsers.request import ChatRequest, ReasoningFormat, ToolChoice
 from analysis.phases.result import PrefillOutcome, TemplateAnalysis
 from peg.combinators import Until
-from peg.engine import ParseResult, held_back, parse
+from peg.engine import ParseResult, parse
 from peg.errors import GrammarError
 from peg.gbnf_writer import to_gbnf
 from peg.status import Status
-from peg.text import WS as _WS
 from peg.text import line_column
 
 
@@ -135,7 +134,7 @@ class Generated:
         if partial:
             message = map_result(result, self.keeps_reasoning_in_content, self.hooks)
             if result.status is Status.NEED_MORE:
-                message = self.hold_open_reasoning(result, message)[0]
+                message = hold_open_reasoning(result, message, self.built.trigger)[0]
             return ParseOutcome(message, True, need_more=result.status is Status.NEED_MORE)
         message, unread_calls = map_finished(result, self.keeps_reasoning_in_content, self.hooks)
         trigger = self.built.trigger
@@ -203,34 +202,6 @@ class Generated:
         if calls and not result.rejected:  # (text before and between calls ends at the first marker: only the text after them can hold one)
             return text.find(trigger, calls[-1].end) >= 0
         return any(text.find(trigger, node.start, node.end) >= 0 for node in result.find(CONTENT))
-
-    def hold_open_reasoning(self, result: ParseResult, message: Message) -> tuple[Message, bool]:
-        """On partial input, while a reasoning block is open, a tool-call marker in
-        it may start a call (if the block is never closed) or stay reasoning (if it
-        is): the reasoning from the marker on (or from a part of one at its very
-        end) waits until that is decided.  The message, and whether anything waits."""
-        trigger = self.built.trigger
-        if not trigger or not message.reasoning_content:
-            return message, False
-        open_blocks = [b for b in result.find(REASONING_BLOCK) if not b.complete]
-        nodes = open_blocks[-1].find(REASONING) if open_blocks else []
-        if not nodes:
-            return message, False
-        raw = nodes[-1].text
-        # what follows the reasoning text in the input decides: a marker part at
-        # the very end of the input waits, one followed by other text does not
-        written = result.text[nodes[-1].start :]
-        cut = written.find(trigger)
-        if cut < 0:
-            cut = len(written) - held_back(written, (trigger,))
-        if cut >= len(raw):
-            return message, False
-        shown = message.reasoning_content
-        whole = raw.strip(_WS)
-        if not whole or not shown.endswith(whole):
-            return message, False  # not the message's last reasoning text: leave it
-        kept = (shown[: len(shown) - len(whole)] + raw[:cut].strip(_WS)).rstrip(_WS)
-        return replace(message, reasoning_content=kept or None), True
 
     def _cut_short(self, output: str, failed: ParseResult, partial: bool) -> ParseOutcome | None:
         """An output that fails only because it ends early (cut off at max_tokens):

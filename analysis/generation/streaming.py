@@ -20,7 +20,7 @@ from json.encoder import (
 
 from analysis.generation.generated import Generated
 from analysis.generation.results import ParseOutcome
-from analysis.generation.shown_text import unshown_from, with_rest
+from analysis.generation.shown_text import hold_open_reasoning, unshown_from, with_rest
 from analysis.messages.hooks import DROP, OutputHooks
 from analysis.messages.mapper import (
     VALUE_READINGS,
@@ -49,8 +49,10 @@ from analysis.messages.tags import (
     TOOL_NAME,
 )
 from peg.combinators import Json, Rest, Until
-from peg.engine import ParseResult, TagNode, delimiter_anchors, held_back_of, parse
+from peg.engine import ParseResult, TagNode, parse
 from peg.json_stream import IncrementalJson
+from peg.partial import held_back_of
+from peg.scanning import delimiter_anchors, escaped_run
 from peg.status import Status
 from peg.text import WS as _WS
 
@@ -254,26 +256,26 @@ class _QuotedPath:
     end; a possible start of one at the end waits.  Escapes are decoded as the
     mapper decodes them; one cut short at the end of a chunk waits for the next."""
 
-    __slots__ = ("boundaries", "hold", "quotes", "sink", "specials", "tail")
+    __slots__ = ("boundaries", "hold", "quotes", "run", "sink", "specials", "tail")
 
     def __init__(self, sink: _Sink, quotes: tuple[str, ...], boundaries: tuple[str, ...], tail: str) -> None:
         self.sink, self.quotes, self.boundaries, self.tail = sink, quotes, boundaries, tail
         self.specials = frozenset("\\").union(*quotes, *(b[0] for b in boundaries))
         self.hold = held_back_of(boundaries) if boundaries else None
+        run = escaped_run(quotes, "\\")
+        assert run is not None  # (the quotes are single characters)
+        #: a run with no unescaped quote, as ``until`` scans one
+        self.run = run
 
     def extend(self, chunk: str) -> list[Delta] | None:
         if not self.tail and self.specials.isdisjoint(chunk):
             return self.sink.write(chunk)
         buf = self.tail + chunk
         i, n = 0, len(buf)
-        while i < n:
-            c = buf[i]
-            if c == "\\":
-                i += 2  # the escaped character is not a quote
-            elif c in self.quotes:
+        while (i := self.run.match(buf, i).end()) < n:  # type: ignore[union-attr]
+            if buf[i] in self.quotes:
                 return None
-            else:
-                i += 1
+            i += 2  # an escape the run stops at (before a newline): what it escapes is no quote
         held = 0
         if self.hold is not None:
             if any(b in buf for b in self.boundaries):
@@ -456,7 +458,7 @@ class StreamParser:
             message, holds_call = map_result(result, generated.keeps_reasoning_in_content, generated.hooks, decoded=self._decoded), False
         held = held_whole = False
         if result.status is Status.NEED_MORE:
-            shown, held = self.generated.hold_open_reasoning(result, message)
+            shown, held = hold_open_reasoning(result, message, self.generated.built.trigger)
             # a whole marker waits for the block's end; a part of one, for the next chunk
             held_whole = held and self.generated.built.trigger in (message.reasoning_content or "")
             message = shown

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from peg.engine import held_back as _held_back
+from peg.partial import held_back as _held_back
 
 
 def held_back_by_definition(buf: str, delimiters: tuple[str, ...]) -> int:
