@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from analysis.template.rendering import ChatTemplate, RenderRequest
+from analysis.template.rendering import ChatTemplate, RenderMemo, RenderRequest
 from analysis.template.sandbox import RenderNotes
 
 Message = dict[str, Any]
@@ -79,7 +79,7 @@ class Renderer:
         self.template = template
         #: the messages every conversation starts with (a system turn, where the template demands one)
         self.base = list(base)
-        self._done: dict[str, Render] = {}
+        self._renders = RenderMemo(template)
 
     @classmethod
     def starting(cls, template: ChatTemplate) -> Renderer:
@@ -98,12 +98,8 @@ class Renderer:
         extra: Mapping[str, Any] | None = None,
     ) -> Render:
         """Render ``base + messages`` (memoized)."""
-        full = [*self.base, *messages]
-        key = json.dumps([full, generation_prompt, tools, extra], sort_keys=True, default=str)
-        if key not in self._done:
-            request = RenderRequest(full, tools=tools, add_generation_prompt=generation_prompt, extra=dict(extra or {}))
-            attempt = self.template.attempt(request)
-            error = attempt.error
-            message = "" if error is None else getattr(error, "template_message", None) or error.detail
-            self._done[key] = Render(attempt.text, message, attempt.notes)
-        return self._done[key]
+        request = RenderRequest([*self.base, *messages], tools=tools, add_generation_prompt=generation_prompt, extra=dict(extra or {}))
+        attempt = self._renders.attempt(request)
+        error = attempt.error
+        message = "" if error is None else getattr(error, "template_message", None) or error.detail
+        return Render(attempt.text, message, attempt.notes)

@@ -19,11 +19,11 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from analysis.errors import RenderLimitError, TemplateRenderError
+from analysis.errors import TemplateRenderError
 from analysis.probing.adapting import adapt_messages
 from analysis.probing.caps import Capabilities
 from analysis.probing.diff import DiffSplit, diff_split
-from analysis.template.rendering import ChatTemplate, RenderRequest
+from analysis.template.rendering import ChatTemplate, RenderMemo, RenderRequest
 from peg.errors import AutoparserError
 
 FUN_A = "aaa_probe_first_fn_a"
@@ -167,27 +167,16 @@ class Prober:
         self.shapes = _shapes(caps)
         self.comparisons: list[Comparison] = []
         self.failures: list[ComparisonFailed] = []
-        self._renders: dict[str, str | TemplateRenderError] = {}
+        self._renders = RenderMemo(template)
 
     def render(self, request: RenderRequest) -> str:
-        """Render once per distinct request (a runaway template's limit error propagates)."""
-        key = json.dumps(
-            [request.messages, request.tools, request.add_generation_prompt, request.enable_thinking, request.extra],
-            sort_keys=True,
-            default=repr,
-        )
-        cached = self._renders.get(key)
-        if cached is None:
-            try:
-                cached = self.template.render(request)
-            except RenderLimitError:
-                raise
-            except TemplateRenderError as exc:
-                cached = exc
-            self._renders[key] = cached
-        if isinstance(cached, TemplateRenderError):
-            raise cached
-        return cached
+        """Render once per distinct request; the template's error raises (and
+        so does a runaway template's limit error)."""
+        attempt = self._renders.attempt(request)
+        if attempt.error is not None:
+            raise attempt.error
+        assert attempt.text is not None
+        return attempt.text
 
     def render_shaped(self, request: RenderRequest) -> str | None:
         """Render ``request`` in the first shape the template accepts, or None."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -199,6 +200,31 @@ class RenderAttempt:
     def notes(self) -> RenderNotes:
         """What the render noticed (empty when the worker could not say)."""
         return self.stats.notes if self.stats is not None else RenderNotes()
+
+
+class RenderMemo:
+    """The renders of one template, each distinct request rendered once: its
+    text, or the template's error as data (:class:`RenderAttempt`).  A sandbox
+    limit still raises, and is not remembered.  The analysis's probes and the
+    lint rules render through one of these each."""
+
+    def __init__(self, template: ChatTemplate):
+        self.template = template
+        self._done: dict[str, RenderAttempt] = {}
+
+    @staticmethod
+    def key(request: RenderRequest) -> str:
+        """What tells two requests apart (their JSON)."""
+        fields = [request.messages, request.tools, request.add_generation_prompt, request.enable_thinking, request.extra]
+        return json.dumps(fields, sort_keys=True, default=repr)
+
+    def attempt(self, request: RenderRequest) -> RenderAttempt:
+        """``request`` rendered, once (see :meth:`ChatTemplate.attempt`)."""
+        key = self.key(request)
+        found = self._done.get(key)
+        if found is None:
+            found = self._done[key] = self.template.attempt(request)
+        return found
 
 
 @dataclass(frozen=True)
