@@ -47,7 +47,7 @@ from peg.json_scan import scan_json
 from peg.partial import json_partial_end, longest_delimiter, partial_end, trailing_stops
 from peg.scanning import escaped_run, first_of
 from peg.status import Status
-from peg.text import line_column
+from peg.text import WS, line_column
 
 _SPACE = re.compile(r"[ \t\n\r]*")
 
@@ -209,19 +209,63 @@ def _charclass(node: CharClass, st: _State, pos: int) -> _Result:
 
 def _sequence(node: Sequence, st: _State, pos: int) -> _Result:
     nodes: list[TagNode] = []
+    dispatch = _DISPATCH
+    text = st.text
+    for pattern, items in node.__dict__.get("_runs") or _runs(node):
+        if pattern is not None:  # a run of literals and spaces, read in one regex match where it matches
+            matched = pattern.match(text, pos)
+            if matched is not None:
+                pos = matched.end()
+                continue
+        for item in items:  # (else item by item: the failure's expected set, or partial input)
+            status, pos, found = dispatch[type(item)](item, st, pos)
+            if status == _FAIL:
+                return _FAIL, pos, _NONE
+            if found:
+                nodes.extend(found)
+            if status == _MORE:
+                return _MORE, pos, tuple(nodes)
+    return _OK, pos, tuple(nodes) if nodes else _NONE
+
+
+def _runs(node: Sequence) -> tuple[tuple[re.Pattern[str] | None, tuple[Parser, ...]], ...]:
+    """A sequence's items, each consecutive run of literals and spaces made one
+    regex (kept on the node, made once).  The regex matches exactly where the
+    items all match one after the other: a space is greedy, and a run never
+    puts a literal that begins with whitespace after a space (a regex would
+    give the space's whitespace back to it; PEG does not).  Matching, it takes
+    them as the items would, and they record nothing on success; failing, the
+    items run one by one, so the expected set and partial input are theirs."""
+    steps: list[tuple[re.Pattern[str] | None, tuple[Parser, ...]]] = []
+    run: list[Parser] = []
+
+    def close() -> None:
+        if len(run) > 1 and any(isinstance(item, Literal) for item in run):
+            body = "".join(re.escape(item.text) if isinstance(item, Literal) else _SPACE.pattern for item in run)
+            steps.append((re.compile(body), tuple(run)))
+        else:
+            steps.extend((None, (item,)) for item in run)
+        run.clear()
+
     for item in node.items:
-        status, pos, found = _match(item, st, pos)
-        if status == _FAIL:
-            return _FAIL, pos, _NONE
-        nodes.extend(found)
-        if status == _MORE:
-            return _MORE, pos, tuple(nodes)
-    return _OK, pos, tuple(nodes)
+        if isinstance(item, Literal) and item.text:
+            if run and isinstance(run[-1], Space) and item.text[0] in WS:
+                close()
+            run.append(item)
+        elif isinstance(item, Space):
+            run.append(item)
+        else:
+            close()
+            steps.append((None, (item,)))
+    close()
+    runs = tuple(steps)
+    node.__dict__["_runs"] = runs
+    return runs
 
 
 def _choice(node: Choice, st: _State, pos: int) -> _Result:
     for option in node.options:
-        result = _match(option, st, pos)
+        result = _DISPATCH[type(option)](option, st, pos)
         if result[0] != _FAIL:
             return result
     return _FAIL, pos, _NONE
@@ -231,7 +275,7 @@ def _repetition(node: Repetition, st: _State, pos: int) -> _Result:
     nodes: list[TagNode] = []
     count = 0
     while node.max == UNBOUNDED or count < node.max:
-        status, end, found = _match(node.item, st, pos)
+        status, end, found = _DISPATCH[type(node.item)](node.item, st, pos)
         if status == _FAIL:
             break
         nodes.extend(found)
@@ -324,7 +368,7 @@ def _first_that_reads(then: Parser, st: _State, first: int, following: Callable[
 
 def _first_match(then: Parser, st: _State, found: int, following: Callable[[int], int]) -> tuple[int, bool]:
     while found >= 0:
-        status, _, _ = _match(then, st, found)
+        status, _, _ = _DISPATCH[type(then)](then, st, found)
         if status == _OK:
             return found, True
         if status == _MORE:
@@ -392,12 +436,12 @@ def _end(node: End, st: _State, pos: int) -> _Result:
 
 
 def _peek(node: Peek, st: _State, pos: int) -> _Result:
-    status, end, _ = _match(node.item, st, pos)
+    status, end, _ = _DISPATCH[type(node.item)](node.item, st, pos)
     return (status, end if status == _FAIL else pos, _NONE)  # (a look-ahead shows nothing)
 
 
 def _not(node: Not, st: _State, pos: int) -> _Result:
-    status, _, _ = _match(node.item, st, pos)
+    status, _, _ = _DISPATCH[type(node.item)](node.item, st, pos)
     if status == _OK:
         st.expect(pos, f"not {node.item.dump()}")
         return _FAIL, pos, _NONE
@@ -407,14 +451,14 @@ def _not(node: Not, st: _State, pos: int) -> _Result:
 
 
 def _atomic(node: Atomic, st: _State, pos: int) -> _Result:
-    status, end, found = _match(node.item, st, pos)
+    status, end, found = _DISPATCH[type(node.item)](node.item, st, pos)
     if status == _MORE:
         return _MORE, end, _NONE
     return status, end, found
 
 
 def _tag(node: Tag, st: _State, pos: int) -> _Result:
-    status, end, found = _match(node.item, st, pos)
+    status, end, found = _DISPATCH[type(node.item)](node.item, st, pos)
     if status == _FAIL:
         return _FAIL, end, _NONE
     closer = st.last_closer if status == _MORE else ""
@@ -437,7 +481,7 @@ def _json(node: Json, st: _State, pos: int) -> _Result:
 
 
 def _schema(node: Schema, st: _State, pos: int) -> _Result:
-    return _match(node.item, st, pos)
+    return _DISPATCH[type(node.item)](node.item, st, pos)
 
 
 def _rule(node: Rule, st: _State, pos: int) -> _Result:
@@ -450,7 +494,7 @@ def _rule(node: Rule, st: _State, pos: int) -> _Result:
     st.memo[key] = (_FAIL, pos, _NONE)  # guards against left recursion
     st.rule_stack.append(node.name)
     assert node.body is not None, f"rule {node.name} has no body"
-    result = _match(node.body, st, pos)
+    result = _DISPATCH[type(node.body)](node.body, st, pos)
     st.rule_stack.pop()
     st.memo[key] = result
     if result[0] == _MORE:
@@ -493,7 +537,7 @@ def parse(
     (a later parse does not scan for them again)."""
     st = _State(text, partial, found=found)
     try:
-        status, end, nodes = _match(parser, st, start)
+        status, end, nodes = _DISPATCH[type(parser)](parser, st, start)
     except RecursionError:  # input nested deeper than the interpreter's stack (``[[[[...``)
         return ParseResult(
             status=Status.FAILURE,
