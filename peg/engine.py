@@ -43,6 +43,7 @@ from peg.combinators import (
     Tag,
     Until,
 )
+from peg.first_chars import start_of
 from peg.json_scan import scan_json
 from peg.partial import json_partial_end, longest_delimiter, partial_end, trailing_stops
 from peg.scanning import escaped_run, first_of
@@ -165,6 +166,9 @@ class _State:
     rejected: tuple[int, frozenset[str], tuple[str, ...]] | None = None
     #: a look-ahead did not match somewhere
     any_rejected: bool = False
+    #: skip options that cannot begin at the next character: the same reading,
+    #: but a failure's expected set is not complete (``parse`` then reads again without)
+    fast: bool = False
 
     def more(self, node: Parser, pos: int, end: int) -> _Result:
         self.frontier = (node, pos)
@@ -264,6 +268,16 @@ def _runs(node: Sequence) -> tuple[tuple[re.Pattern[str] | None, tuple[Parser, .
 
 
 def _choice(node: Choice, st: _State, pos: int) -> _Result:
+    if st.fast:
+        c = _next_char(st, pos)
+        for option in node.options:
+            first, empty = option.__dict__.get("_start") or start_of(option)
+            if c is not None and first is not None and not empty and c not in first:
+                continue  # (it cannot match here)
+            result = _DISPATCH[type(option)](option, st, pos)
+            if result[0] != _FAIL:
+                return result
+        return _FAIL, pos, _NONE
     for option in node.options:
         result = _DISPATCH[type(option)](option, st, pos)
         if result[0] != _FAIL:
@@ -271,11 +285,25 @@ def _choice(node: Choice, st: _State, pos: int) -> _Result:
     return _FAIL, pos, _NONE
 
 
+def _next_char(st: _State, pos: int) -> str | None:
+    """The character at ``pos``; "" at the end of whole input (where nothing
+    that needs a character matches); None at the end of partial input (where
+    anything may still come)."""
+    if pos < len(st.text):
+        return st.text[pos]
+    return None if st.partial else ""
+
+
 def _repetition(node: Repetition, st: _State, pos: int) -> _Result:
     nodes: list[TagNode] = []
     count = 0
+    item = node.item
+    first, empty = item.__dict__.get("_start") or start_of(item)
+    skip = st.fast and first is not None and not empty
     while node.max == UNBOUNDED or count < node.max:
-        status, end, found = _DISPATCH[type(node.item)](node.item, st, pos)
+        if skip and (c := _next_char(st, pos)) is not None and c not in first:  # type: ignore[operator]
+            break  # (it cannot match here)
+        status, end, found = _DISPATCH[type(item)](item, st, pos)
         if status == _FAIL:
             break
         nodes.extend(found)
@@ -535,9 +563,15 @@ def parse(
     ``found``: a dict the caller keeps while it parses ever longer versions of
     one text (a stream), where the ``until`` delimiters found are remembered
     (a later parse does not scan for them again)."""
-    st = _State(text, partial, found=found)
+    # (first with the options that cannot begin where they are tried skipped:
+    # the same outcome; where that is a failure, once more without, for the
+    # complete expected set of where it failed)
+    st = _State(text, partial, found=found, fast=True)
     try:
         status, end, nodes = _DISPATCH[type(parser)](parser, st, start)
+        if status == _FAIL:
+            st = _State(text, partial, found=found)
+            status, end, nodes = _DISPATCH[type(parser)](parser, st, start)
     except RecursionError:  # input nested deeper than the interpreter's stack (``[[[[...``)
         return ParseResult(
             status=Status.FAILURE,
