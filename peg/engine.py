@@ -78,12 +78,21 @@ class TagNode:
 
     def find(self, name: str) -> list[TagNode]:
         """Every capture named ``name`` below this one, in order."""
-        out: list[TagNode] = []
-        for child in self.children:
-            if child.name == name:
-                out.append(child)
-            out.extend(child.find(name))
-        return out
+        return _find(self.children, name)
+
+
+def _find(nodes: tuple[TagNode, ...], name: str) -> list[TagNode]:
+    """Every capture named ``name`` in ``nodes`` and below, in document order
+    (one walk, no call per capture)."""
+    out: list[TagNode] = []
+    stack = list(reversed(nodes))
+    while stack:
+        node = stack.pop()
+        if node.name == name:
+            out.append(node)
+        if node.children:
+            stack.extend(reversed(node.children))
+    return out
 
 
 @dataclass(frozen=True)
@@ -110,12 +119,7 @@ class ParseResult:
 
     def find(self, name: str) -> list[TagNode]:
         """Every capture named ``name`` in the tree, in document order."""
-        out: list[TagNode] = []
-        for node in self.tree:
-            if node.name == name:
-                out.append(node)
-            out.extend(node.find(name))
-        return out
+        return _find(self.tree, name)
 
     def message(self) -> str:
         """A one-line description of a failure (empty when it succeeded)."""
@@ -269,10 +273,12 @@ def _runs(node: Sequence) -> tuple[tuple[re.Pattern[str] | None, tuple[Parser, .
 
 def _choice(node: Choice, st: _State, pos: int) -> _Result:
     if st.fast:
-        c = _next_char(st, pos)
-        for option in node.options:
-            first, empty = option.__dict__.get("_start") or start_of(option)
-            if c is not None and first is not None and not empty and c not in first:
+        text = st.text
+        # (the next character; "" at the end of whole input, where nothing that
+        # needs one matches; None at the end of partial input: anything may come)
+        c = text[pos] if pos < len(text) else None if st.partial else ""
+        for option, first in node.__dict__.get("_firsts") or _firsts(node):
+            if first is not None and c is not None and c not in first:
                 continue  # (it cannot match here)
             result = _DISPATCH[type(option)](option, st, pos)
             if result[0] != _FAIL:
@@ -285,23 +291,27 @@ def _choice(node: Choice, st: _State, pos: int) -> _Result:
     return _FAIL, pos, _NONE
 
 
-def _next_char(st: _State, pos: int) -> str | None:
-    """The character at ``pos``; "" at the end of whole input (where nothing
-    that needs a character matches); None at the end of partial input (where
-    anything may still come)."""
-    if pos < len(st.text):
-        return st.text[pos]
-    return None if st.partial else ""
+def _first_chars(node: Parser) -> frozenset[str] | None:
+    """What ``node`` must begin with to match (None: it may match no text, or begin with anything)."""
+    first, empty = start_of(node)
+    return None if empty else first
+
+
+def _firsts(node: Choice) -> tuple[tuple[Parser, frozenset[str] | None], ...]:
+    """A choice's options, each with what it must begin with (kept on the node)."""
+    firsts = tuple((option, _first_chars(option)) for option in node.options)
+    node.__dict__["_firsts"] = firsts
+    return firsts
 
 
 def _repetition(node: Repetition, st: _State, pos: int) -> _Result:
     nodes: list[TagNode] = []
     count = 0
     item = node.item
-    first, empty = item.__dict__.get("_start") or start_of(item)
-    skip = st.fast and first is not None and not empty
+    first = (node.__dict__["_first"] if "_first" in node.__dict__ else _item_first(node)) if st.fast else None
+    text, partial = st.text, st.partial
     while node.max == UNBOUNDED or count < node.max:
-        if skip and (c := _next_char(st, pos)) is not None and c not in first:  # type: ignore[operator]
+        if first is not None and (text[pos] not in first if pos < len(text) else not partial):
             break  # (it cannot match here)
         status, end, found = _DISPATCH[type(item)](item, st, pos)
         if status == _FAIL:
@@ -316,6 +326,11 @@ def _repetition(node: Repetition, st: _State, pos: int) -> _Result:
     if count < node.min:
         return _FAIL, pos, _NONE
     return _OK, pos, tuple(nodes)
+
+
+def _item_first(node: Repetition) -> frozenset[str] | None:
+    first = node.__dict__["_first"] = _first_chars(node.item)
+    return first
 
 
 def _until(node: Until, st: _State, pos: int) -> _Result:

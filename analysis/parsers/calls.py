@@ -29,7 +29,10 @@ def calls_part(analysis: TemplateAnalysis, request: ChatRequest, for_grammar: bo
     # (parsing) a call to a tool the request does not have is kept too
     functions = tool_functions(request) + ([] if for_grammar else [ANY_TOOL])
     if fmt.mode is ToolFormat.JSON_NATIVE:
-        call = p.choice(*(json_native_call(analysis, f, for_grammar) for f in functions))
+        readings = [json_native_call(analysis, f, for_grammar) for f in functions]
+        # every function's exact reading first, then the looser ones: the same call
+        # (a name tells them apart), without a loose try of each name that is not it
+        call = p.choice(*(exact for exact, _ in readings), *(loose for _, loose in readings if loose is not None))
     else:
         call = p.choice(*(tag_call(analysis, f, for_grammar) for f in functions))
     many = request.parallel_tool_calls or not for_grammar  # (see repeated_calls)

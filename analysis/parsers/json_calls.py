@@ -86,7 +86,10 @@ _ARGS_SPELLINGS = ("parameters", "arguments")
 PYTHON_TAG = quirks.PYTHON_TAG.marker
 
 
-def json_native_call(analysis: TemplateAnalysis, function: Mapping[str, Any], for_grammar: bool = False) -> Parser:
+def json_native_call(analysis: TemplateAnalysis, function: Mapping[str, Any], for_grammar: bool = False) -> tuple[Parser, Parser | None]:
+    """A JSON call object of ``function``: the exact reading (its members in
+    the template's order), and, for parsing, the reading of its members in any
+    order, with others around them (None where there is none)."""
     fmt = analysis.tools.format
     name = tool_name(function["name"], for_grammar, _JSON_NAME_CHARS, _after_json_name(analysis))
     closes = None if for_grammar else _closed_by_the_end(analysis, turn_end_markers(analysis))
@@ -104,7 +107,7 @@ def json_native_call(analysis: TemplateAnalysis, function: Mapping[str, Any], fo
             + args
             + p.space()
             + p.literal("}")
-        )
+        ), None
     members: dict[str, Parser] = {}
     nested_prefix = ""
     for field in (fmt.name_field, fmt.args_field, fmt.id_field, fmt.gen_id_field):
@@ -139,8 +142,8 @@ def json_native_call(analysis: TemplateAnalysis, function: Mapping[str, Any], fo
         # (parsing) the members in another order, or with others around them
         # ({"arguments": …, "name": …}, {"id": …, "name": …}): JSON, read as JSON
         # (where calls have markers: a bare object in a reply is never a call)
-        body = p.choice(body, _json_call_any_order(fmt, function, key))
-    return body
+        return body, _json_call_any_order(fmt, function, key)
+    return body, None
 
 
 def _json_call_any_order(fmt: ToolFormatAnalysis, function: Mapping[str, Any], key: Callable[[str], str]) -> Parser:
