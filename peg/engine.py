@@ -43,7 +43,7 @@ from peg.combinators import (
     Tag,
     Until,
 )
-from peg.first_chars import start_of
+from peg.first_chars import lead_of, start_of
 from peg.json_scan import scan_json
 from peg.partial import json_partial_end, longest_delimiter, partial_end, trailing_stops
 from peg.scanning import escaped_run, first_of
@@ -277,9 +277,12 @@ def _choice(node: Choice, st: _State, pos: int) -> _Result:
         # (the next character; "" at the end of whole input, where nothing that
         # needs one matches; None at the end of partial input: anything may come)
         c = text[pos] if pos < len(text) else None if st.partial else ""
-        for option, first in node.__dict__.get("_firsts") or _firsts(node):
+        whole = not st.partial
+        for option, first, lead in node.__dict__.get("_firsts") or _firsts(node):
             if first is not None and c is not None and c not in first:
                 continue  # (it cannot match here)
+            if whole and lead is not None and lead.match(text, pos) is None:
+                continue  # (what it must begin with is not here; on partial input it may yet come)
             result = _DISPATCH[type(option)](option, st, pos)
             if result[0] != _FAIL:
                 return result
@@ -297,9 +300,9 @@ def _first_chars(node: Parser) -> frozenset[str] | None:
     return None if empty else first
 
 
-def _firsts(node: Choice) -> tuple[tuple[Parser, frozenset[str] | None], ...]:
+def _firsts(node: Choice) -> tuple[tuple[Parser, frozenset[str] | None, re.Pattern[str] | None], ...]:
     """A choice's options, each with what it must begin with (kept on the node)."""
-    firsts = tuple((option, _first_chars(option)) for option in node.options)
+    firsts = tuple((option, _first_chars(option), lead_of(option)) for option in node.options)
     node.__dict__["_firsts"] = firsts
     return firsts
 
@@ -308,11 +311,15 @@ def _repetition(node: Repetition, st: _State, pos: int) -> _Result:
     nodes: list[TagNode] = []
     count = 0
     item = node.item
-    first = (node.__dict__["_first"] if "_first" in node.__dict__ else _item_first(node)) if st.fast else None
+    first, lead = (node.__dict__["_first"] if "_first" in node.__dict__ else _item_first(node)) if st.fast else (None, None)
     text, partial = st.text, st.partial
+    if partial:
+        lead = None  # (on partial input what it must begin with may yet come)
     while node.max == UNBOUNDED or count < node.max:
         if first is not None and (text[pos] not in first if pos < len(text) else not partial):
             break  # (it cannot match here)
+        if lead is not None and lead.match(text, pos) is None:
+            break
         status, end, found = _DISPATCH[type(item)](item, st, pos)
         if status == _FAIL:
             break
@@ -328,9 +335,10 @@ def _repetition(node: Repetition, st: _State, pos: int) -> _Result:
     return _OK, pos, tuple(nodes)
 
 
-def _item_first(node: Repetition) -> frozenset[str] | None:
-    first = node.__dict__["_first"] = _first_chars(node.item)
-    return first
+def _item_first(node: Repetition) -> tuple[frozenset[str] | None, re.Pattern[str] | None]:
+    """What a repetition's item must begin with (kept on the node)."""
+    found = node.__dict__["_first"] = (_first_chars(node.item), lead_of(node.item))
+    return found
 
 
 def _until(node: Until, st: _State, pos: int) -> _Result:

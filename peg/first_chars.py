@@ -7,6 +7,8 @@ and repetitions that cannot match at the next character (see
 
 from __future__ import annotations
 
+import re
+
 from peg.combinators import Atomic, CharClass, Choice, Parser, Ref, Repetition, Rule, Schema, Sequence, Space, Tag
 from peg.combinators import Literal as _Literal
 from peg.text import WS
@@ -89,3 +91,47 @@ def _char_class(node: CharClass) -> Start:
         return _ANY
     chars = frozenset(chr(c) for lo, hi in node.ranges for c in range(ord(lo), ord(hi) + 1))
     return chars, node.min == 0
+
+
+def lead_of(node: Parser) -> re.Pattern[str] | None:
+    """A regex for what ``node`` must begin with, as far as that is fixed:
+    its leading literals and spaces, through sequences, tags and rules (kept
+    on the node, made once).  Where it does not match, on whole input, the
+    node cannot match either; None where nothing is fixed."""
+    if "_lead" in node.__dict__:
+        found: re.Pattern[str] | None = node.__dict__["_lead"]
+        return found
+    items: list[Parser] = []
+    _lead(node, items, set())
+    body, literal = "", False
+    for item in items:
+        if isinstance(item, Space):
+            body += r"[ \t\n\r]*"
+        elif isinstance(item, _Literal):  # (a regex may give a space's whitespace back to a literal, PEG does
+            body, literal = body + re.escape(item.text), True  # not: it matches more, never less)
+    lead = re.compile(body) if literal else None
+    node.__dict__["_lead"] = lead
+    return lead
+
+
+def _lead(node: Parser, out: list[Parser], visiting: set[int]) -> bool:
+    """Add ``node``'s fixed leading literals and spaces to ``out``; whether all
+    of it was (the caller may go on with what follows it)."""
+    kind = type(node)
+    if kind is _Literal or kind is Space:
+        out.append(node)
+        return True
+    if kind is Sequence:
+        return all(_lead(item, out, visiting) for item in node.items)  # type: ignore[attr-defined]
+    if kind in (Tag, Atomic, Schema):
+        return _lead(node.item, out, visiting)  # type: ignore[attr-defined]
+    if kind is Repetition:
+        if node.min >= 1:  # type: ignore[attr-defined]
+            _lead(node.item, out, visiting)  # type: ignore[attr-defined]
+        return False
+    if kind is Ref:
+        return _lead(node.rule, out, visiting)  # type: ignore[attr-defined]
+    if kind is Rule and node.body is not None and id(node) not in visiting:  # type: ignore[attr-defined]
+        visiting.add(id(node))
+        return _lead(node.body, out, visiting)  # type: ignore[attr-defined]
+    return False

@@ -4,7 +4,7 @@ end and captures, on whole and partial input."""
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from peg import combinators as p
@@ -35,8 +35,11 @@ def _without_skipping(parser: Parser, text: str, partial: bool) -> tuple[int, in
     return status, end, [(n.name, n.start, n.end) for n in nodes]
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=1000, deadline=None)
 @given(parser=PARSERS, text=TEXTS, partial=st.booleans())
+@example(parser=p.choice(p.seq(p.space(), p.literal("a")), p.literal("b")), text="a", partial=False)
+@example(parser=p.one_or_more(p.seq(p.space(), p.literal("a"), p.space(), p.literal("<x>"))), text="a<x> a <x>b", partial=False)
+@example(parser=p.choice(p.seq(p.space(), p.literal("\n")), p.literal("b")), text="\n", partial=False)
 def test_skipping_reads_as_the_engine_without_it(parser: Parser, text: str, partial: bool) -> None:
     fast = _State(text, partial, fast=True)
     status, end, nodes = _DISPATCH[type(parser)](parser, fast, 0)
