@@ -5,6 +5,7 @@ turn (:func:`role_starts`), the markers that close an assistant turn
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import replace
 from typing import Any
@@ -193,12 +194,20 @@ def turn_end(prober: Prober, log: PhaseLog, user_start: str) -> tuple[str, ...]:
             break
     # (the assistant start may begin with the previous turn's closer: Command R's does)
     opener = _first_token(user_start)
-    found: list[str] = []
-    for token in _tokens(rendered.rpartition(ASSISTANT_TEXT)[2]) if ASSISTANT_TEXT in rendered else []:
-        if not _is_marker(token) or token == opener or OPENS_A_TURN.search(token):
-            break
-        if token != _PROBE_EOS or real_eos:
-            found.append(token)
+    found = _closing_markers(rendered.rpartition(ASSISTANT_TEXT)[2] if ASSISTANT_TEXT in rendered else "", opener, real_eos)
+    if not found:
+        # (a template that writes the last reply without its end marker writes it
+        # after an earlier one, before the next user turn: Hy3)
+        later = RenderRequest([USER, assistant(), {"role": "user", "content": USER_TEXT_2}], enable_thinking=True, extra=eos)
+        try:
+            between = prober.render(later)
+        except TemplateRenderError:
+            between = ""
+        if ASSISTANT_TEXT in between and USER_TEXT_2 in between:
+            found = _closing_markers(between[between.find(ASSISTANT_TEXT) + len(ASSISTANT_TEXT) : between.rfind(USER_TEXT_2)], opener, real_eos)
+            # (a marker that opens every user turn, the first too, opens one: GLM-4's [Round 1])
+            first_turn = _numberless(between[: between.find(USER_TEXT)])
+            found = list(itertools.takewhile(lambda token: _numberless(token) not in first_turn, found))
     if real_eos and _is_marker(strip_ws(real_eos)):
         found.append(strip_ws(real_eos))
     # (a family's marker no probe renders: quirks.END_OF_MESSAGE)
@@ -208,6 +217,24 @@ def turn_end(prober: Prober, log: PhaseLog, user_start: str) -> tuple[str, ...]:
     if markers:
         log.cite_source("turn_end", "the markers after an assistant turn's text (and the end-of-sequence token)")
     return markers
+
+
+def _numberless(text: str) -> str:
+    """``text`` with each number as ``#`` (a turn's marker may count turns)."""
+    return re.sub(r"[0-9]+", "#", text)
+
+
+def _closing_markers(after: str, opener: str, real_eos: str) -> list[str]:
+    """The markers that begin ``after`` (what follows an assistant turn's
+    text), up to one that opens a turn; the probe's stand-in end-of-sequence
+    token is not kept."""
+    found: list[str] = []
+    for token in _tokens(after):
+        if not _is_marker(token) or token == opener or OPENS_A_TURN.search(token):
+            break
+        if token != _PROBE_EOS or real_eos:
+            found.append(token)
+    return found
 
 
 def _as_parts(message: dict[str, Any], like: Any) -> dict[str, Any]:

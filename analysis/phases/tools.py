@@ -285,6 +285,16 @@ def _function_tag(section: str) -> tuple[int, int] | None:
     return None
 
 
+def _mirror(opener: str, closers: list[str]) -> str:
+    """Of ``closers``, the closing tag of ``opener`` (``</tool_call:x>`` for
+    ``<tool_call:x>``) as written, or ""."""
+    core = strip_ws(opener)
+    if not core.startswith("<") or core.startswith("</"):
+        return ""
+    want = "</" + core[1:]
+    return next((c for c in closers if strip_ws(c) == want), "")
+
+
 def _tag_outer_markers(section: str, log: PhaseLog, cmp: Comparison, state: _State) -> None:
     tag = _function_tag(section)
     head_end = tag[0] if tag else section.find(FUN_A)
@@ -295,14 +305,17 @@ def _tag_outer_markers(section: str, log: PhaseLog, cmp: Comparison, state: _Sta
     openers = openers[:2]
     closers = _trailing_markers(section)
     fmt = state.fmt
+    mirrors = [_mirror(opener, closers) for opener in openers]
     if len(openers) >= 2:
         fmt = replace(fmt, section_start=openers[0], per_call_start=openers[1])
-        if len(closers) >= 2:
+        if mirrors[0] and mirrors[1]:  # (each opener's own closing tag: what a turn end after them is not)
+            fmt = replace(fmt, per_call_end=mirrors[1], section_end=mirrors[0])
+        elif len(closers) >= 2:
             fmt = replace(fmt, per_call_end=closers[-2], section_end=closers[-1])
         elif closers:
             fmt = replace(fmt, section_end=closers[-1])
     elif openers:
-        fmt = replace(fmt, section_start=openers[0], section_end=closers[-1] if closers else "")
+        fmt = replace(fmt, section_start=openers[0], section_end=mirrors[0] or (closers[-1] if closers else ""))
     state.fmt = fmt
     for name in ("section_start", "section_end", "per_call_start", "per_call_end"):
         log.cite(f"tools.format.{name}", cmp)
@@ -344,6 +357,23 @@ def _closer(fmt: ToolFormatAnalysis) -> str:
     return strip_ws(fmt.per_call_end or fmt.section_end)
 
 
+def _name_separator(after_name: str) -> str:
+    """A marker that ends a call's name before the markers of its first
+    argument (Hy3's ``NAME<tool_sep:x>\n<arg_key:x>city``), with the
+    whitespace after it; "" where the first marker after the name is the
+    argument's own (GLM's ``NAME\n<arg_key>city``)."""
+    text = lstrip_ws(after_name)
+    lead = after_name[: len(after_name) - len(text)]
+    first, at = MARKER_RE.match(text), text.find(ARG_A)
+    if first is None or at < 0:
+        return ""
+    gap = text[first.end() : len(text) - len(lstrip_ws(text[first.end() :]))]
+    following = MARKER_RE.match(text, first.end() + len(gap))
+    if following is None or following.end() > at:
+        return ""  # (no other marker before the argument's name: the first one is the argument's)
+    return lead + first.group() + gap
+
+
 def _t3_function_markers(prober: Prober, log: PhaseLog, reasoning: ReasoningAnalysis, state: _State) -> None:
     """Function A vs function B: the text around the name, and the call closer."""
     cmp = prober.compare("T3 function A vs B", _calls(tool_call()), _calls(tool_call(FUN_B)))
@@ -364,6 +394,8 @@ def _t3_function_markers(prober: Prober, log: PhaseLog, reasoning: ReasoningAnal
             suffix += ext.group() if ext else ""
         else:
             suffix += up_to_first_marker(d.suffix)
+    if not strip_ws(suffix) and mode is ToolFormat.TAG_WITH_TAGGED:
+        suffix += _name_separator(d.left[name_at + len(FUN_A) :] + d.suffix)
     # the closer: what follows the last argument value, up to the call/section end
     end_marker = _closer(state.fmt)
     if end_marker and end_marker in d.suffix:
