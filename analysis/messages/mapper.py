@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from analysis.messages.hooks import DROP, GENERIC, OutputHooks, Route
-from analysis.messages.pyliteral import py_to_json
+from analysis.messages.pyliteral import decode_escapes, py_to_json
 from analysis.messages.tags import (
     CONTENT,
     REASONING,
@@ -37,6 +37,7 @@ from analysis.messages.tags import (
     TOOL_ARG_JSON,
     TOOL_ARG_NAME,
     TOOL_ARG_PY,
+    TOOL_ARG_PY_STRING,
     TOOL_ARG_RAW,
     TOOL_ARG_STRING,
     TOOL_ARG_TYPED,
@@ -124,6 +125,13 @@ def raw_string_value(text: str, complete: bool) -> str:
     return escaped if complete else escaped[:-1]
 
 
+def py_string_value(text: str, complete: bool) -> str:
+    """The inside of a Python string (between its quotes) as a JSON string:
+    escapes decoded, a quote in it kept as text (closed when complete)."""
+    escaped = json.dumps(decode_escapes(text, final=complete)[0], ensure_ascii=False)
+    return escaped if complete else escaped[:-1]
+
+
 def json_value(text: str, complete: bool) -> str:
     """A tagged non-string value: as written (Python literals in JSON spelling)."""
     stripped = text.strip(_WS)
@@ -170,6 +178,7 @@ VALUE_READINGS: dict[str, ValueReading] = {
     TOOL_ARG_ENCODED: ValueReading(encoded_json_value, Streamed.WHOLE),
     TOOL_ARG_RAW: ValueReading(raw_string_value, Streamed.ESCAPED),
     TOOL_ARG_PY: ValueReading(py_to_json, Streamed.ESCAPED),
+    TOOL_ARG_PY_STRING: ValueReading(py_string_value, Streamed.ESCAPED),
 }
 _DECODERS: dict[str, Callable[[str, bool], str]] = {tag: reading.decode for tag, reading in VALUE_READINGS.items()}
 

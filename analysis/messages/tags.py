@@ -23,6 +23,7 @@ names.  Every name is here, once.
     TOOL_ARG_JSON      a value that is JSON text (text when it is not JSON)
     TOOL_ARG_RAW       a value that is text, kept as written (escaped)
     TOOL_ARG_PY        a Python literal (True, None, 'single quotes')
+    TOOL_ARG_PY_STRING the inside of a Python string, between its quotes (escapes decoded; a quote in it is text)
     TOOL_ARG_ENCODED   a JSON string holding the JSON of an object or array (GLM's double-escaped arguments)
     TOOL_ARG_TYPED     a value read by its schema's type, which may still turn out to be text: shown once complete
 
@@ -51,6 +52,7 @@ TOOL_ARG_STRING = "tool-arg-string"
 TOOL_ARG_JSON = "tool-arg-json"
 TOOL_ARG_RAW = "tool-arg-raw"
 TOOL_ARG_PY = "tool-arg-py"
+TOOL_ARG_PY_STRING = "tool-arg-py-string"
 TOOL_ARG_ENCODED = "tool-arg-encoded"
 TOOL_ARG_TYPED = "tool-arg-typed"
 

@@ -168,10 +168,14 @@ def quoted_to_next_argument(
 ) -> Parser:
     """A string in ``quote`` (its inside wrapped by ``inside``), followed by
     ``end``, in a format that writes values between separators (Gemma 4,
-    pythonic calls); one whose closing quote is left out ends before the first
-    of ``boundaries`` (the next argument's name, the call's end).  On partial
-    input, a string is shown short of those boundaries until it closes."""
-    closed = p.literal(quote) + inside(p.until(quote, held=boundaries, escape=escape)) + p.literal(quote) + end
+    pythonic calls).  It ends at the first quote followed by ``end`` (exact
+    reading: a quote a template wrote inside the value unescaped, Llama 4's
+    ``city="Paris "Île""``, is the value's text); one whose closing quote is
+    left out ends before the first of ``boundaries`` (the next argument's
+    name, the call's end).  On partial input, a string is shown short of
+    those boundaries until it closes."""
+    closing = p.literal(quote) + end
+    closed = p.literal(quote) + inside(p.until(quote, held=boundaries, escape=escape, then=closing)) + closing
     if not boundaries:
         return closed
     unclosed = p.literal(quote) + inside(p.until(quote, *boundaries, escape=escape)) + followed_by(boundaries, space=False)

@@ -12,9 +12,17 @@ from typing import Any
 
 from analysis.messages import tags
 from analysis.messages.pyliteral import python_value
-from analysis.messages.tags import TOOL_ARG, TOOL_ARG_NAME, TOOL_ARG_PY
+from analysis.messages.tags import TOOL_ARG, TOOL_ARG_NAME, TOOL_ARG_PY, TOOL_ARG_PY_STRING
 from analysis.parsers.handlers.base import Handler, probe_call_render, with_tool_markers
-from analysis.parsers.pieces import argument_set, quoted_to_next_argument, text_to_next_argument, turn_end_markers, typed_value
+from analysis.parsers.pieces import (
+    argument_set,
+    ending,
+    quoted_to_next_argument,
+    text_to_next_argument,
+    text_until,
+    turn_end_markers,
+    typed_value,
+)
 from analysis.parsers.repair import or_left_out
 from analysis.parsers.request import ChatRequest
 from analysis.parsers.schemas import tool_functions
@@ -86,8 +94,8 @@ def _value_as_written(value: Parser, names: list[str], ends: list[str]) -> Parse
     end = p.peek(p.space() + p.choice(p.literal(","), p.literal(")"), p.literal("]"), *next_name))
     boundaries = [f",{gap}{name}=" for name in names for gap in ("", " ")] + [")" + e for e in ends]
     # (one scan for a string's inside, escapes and all)
-    strings = [quoted_to_next_argument(quote, boundaries if names else [], end, escape="\\") for quote in "'\""]
-    string = p.tag(TOOL_ARG_PY, p.choice(*strings))
+    inside = lambda until: p.tag(TOOL_ARG_PY_STRING, until)  # noqa: E731 - (a quote inside is text: exact reading)
+    string = p.choice(*(quoted_to_next_argument(quote, boundaries if names else [], end, inside, escape="\\") for quote in "'\""))
     bare = text_to_next_argument(boundaries if names else [], "[^,)]")
     return p.choice(string, typed_value({}, "pythonic-value", end, bare, own=[p.tag(TOOL_ARG_PY, value)]))
 
@@ -147,8 +155,17 @@ def refine_list(analysis: TemplateAnalysis, source: str) -> TemplateAnalysis:
 
 def calls_list(analysis: TemplateAnalysis, request: ChatRequest, for_grammar: bool = False) -> tuple[Parser, str]:
     """``[call, call]`` at the start of the output (as vLLM's pythonic parser
-    reads it): no trigger word, since a ``[`` in prose is text."""
-    return _call_list(request, for_grammar) + p.space(), ""
+    reads it; text may follow): no trigger word, since a ``[`` in prose is
+    text.  When parsing, after text too, glued to it (``Let me check
+    that.[get_weather(...)]``, as Llama 4's pythonic template writes a turn's
+    text and calls): from the first ``[`` from which a call list reads to the
+    output's end (a list quoted in prose, text after it, is text)."""
+    calls = _call_list(request, for_grammar) + p.space()
+    if for_grammar:
+        return calls, ""
+    stops = turn_end_markers(analysis)
+    to_end = p.rule("call-list-to-end", calls + ending(stops))
+    return p.choice(calls, text_until(("[",), stops, then=to_end) + calls), ""
 
 
 LIST_HANDLER = Handler("pythonic-list", detect_list, refine_list, calls=calls_list, response_unsupported=PYTHON_CALLS)

@@ -131,7 +131,6 @@ KNOWN_MORE = MORE_KNOWN_FAILURES
 MORE_CAUSES = {
     "functionary-v2.jinja": "all\\n<|content|>",
     "vllm-tool-hyperclovax_seed_think_14b.jinja": '"reasoning_content": "-> tool/function_call',
-    "vllm-tool-llama4_pythonic.jinja": 'city="Paris "Île"',
     "vllm-tool-muse_glimmer.jinja": '"content": "to=get_weather<|message|><atem:function_calls>',
 }
 
@@ -139,11 +138,11 @@ MORE_CAUSES = {
 @pytest.mark.slow
 @needs_shared
 def test_templates_more_pass_but_the_listed_failures() -> None:
-    """Issue 21 and 33: at least 67 of the 71 (Hy3 reads since); each failure listed with its reason, and no listed one passes."""
+    """Issue 21 and 33: at least 68 of the 71 (Hy3 and Llama 4 pythonic read since); each failure listed with its reason, and no listed one passes."""
     result = run_cli("check", str(MORE), "--known-failures", str(KNOWN_MORE), "--json")
     report = json.loads(result.stdout)
     assert result.exit_code == 0, report["failures"]
-    assert report["templates"] == 71 and report["passed"] >= 67
+    assert report["templates"] == 71 and report["passed"] >= 68
     assert report["fixed"] == []
     assert set(json.loads(KNOWN_MORE.read_text())) == set(MORE_CAUSES)
 
@@ -233,3 +232,23 @@ def test_hy3_reads_back_its_own_calls() -> None:
     result = check_template(source, source.name)
     assert result.status is CheckStatus.OK, result.reason
     assert "llamacpp-tencent-Hy3.jinja" not in json.loads(MORE_KNOWN_FAILURES.read_text())
+
+
+def test_text_glued_to_a_call_list_and_values_quoted_unescaped_read_back() -> None:
+    """Llama 4 pythonic's shape (issue 33): the turn's text, then the call list
+    glued to it; every value in double quotes, unescaped.  A string ends at the
+    quote from which the call reads on; a value whose type the render loses
+    (days="3" for 3) reads back as a value the template writes alike."""
+    result = check_template(SMALL / "pythonic_text_first.jinja", "pythonic_text_first.jinja")
+    assert result.status is CheckStatus.OK, result.reason
+    typed = next(t for t in result.round_trips if t.probe == "typed values")
+    assert typed.status is ProbeStatus.OK and "alike" in typed.detail
+    parser = auto_parser(load_template(SMALL / "pythonic_text_first.jinja"))
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
+    generated = parser.generate(ChatRequest.from_json({"messages": [{"role": "user", "content": "x"}], "tools": tools}))
+    message = generated.parse('Let me check.[get_weather(city="Paris "Île" & co")]<|eot|>').message
+    assert message.content == "Let me check."
+    assert [(c.name, json.loads(c.arguments)) for c in message.tool_calls] == [("get_weather", {"city": 'Paris "Île" & co'})]
+    # a list quoted in prose, text after it, is text
+    prose = 'Write [get_weather(city="Paris")] to call it.'
+    assert generated.parse(prose).message.content == prose and not generated.parse(prose).message.tool_calls
