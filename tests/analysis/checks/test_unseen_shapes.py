@@ -129,7 +129,6 @@ MORE = ZOO.parent / "templates-more"
 KNOWN_MORE = MORE_KNOWN_FAILURES
 #: per listed template, what its check's failure shows (the cause its reason names)
 MORE_CAUSES = {
-    "functionary-v2.jinja": "all\\n<|content|>",
     "vllm-tool-hyperclovax_seed_think_14b.jinja": '"reasoning_content": "-> tool/function_call',
     "vllm-tool-muse_glimmer.jinja": '"content": "to=get_weather<|message|><atem:function_calls>',
 }
@@ -138,11 +137,11 @@ MORE_CAUSES = {
 @pytest.mark.slow
 @needs_shared
 def test_templates_more_pass_but_the_listed_failures() -> None:
-    """Issue 21 and 33: at least 68 of the 71 (Hy3 and Llama 4 pythonic read since); each failure listed with its reason, and no listed one passes."""
+    """Issue 21 and 33: at least 69 of the 71 (Hy3, Llama 4 pythonic and Functionary v2 read since); each failure listed with its reason, and no listed one passes."""
     result = run_cli("check", str(MORE), "--known-failures", str(KNOWN_MORE), "--json")
     report = json.loads(result.stdout)
     assert result.exit_code == 0, report["failures"]
-    assert report["templates"] == 71 and report["passed"] >= 68
+    assert report["templates"] == 71 and report["passed"] >= 69
     assert report["fixed"] == []
     assert set(json.loads(KNOWN_MORE.read_text())) == set(MORE_CAUSES)
 
@@ -252,3 +251,15 @@ def test_text_glued_to_a_call_list_and_values_quoted_unescaped_read_back() -> No
     # a list quoted in prose, text after it, is text
     prose = 'Write [get_weather(city="Paris")] to call it.'
     assert generated.parse(prose).message.content == prose and not generated.parse(prose).message.tool_calls
+
+
+def test_what_history_writes_before_a_reply_past_the_generation_prompt_is_read_as_its_lead() -> None:
+    """Functionary v2's shape (issue 33): its prompt ends at <|recipient|>, its
+    replies at <|recipient|>all\\n<|content|>: a model writes that lead first,
+    and the reply is the text after it (a word alone, "all", is never a lead)."""
+    result = check_template(SMALL / "reply_lead.jinja", "reply_lead.jinja")
+    assert result.status is CheckStatus.OK, result.reason
+    generated = auto_parser(load_template(SMALL / "reply_lead.jinja")).generate(ChatRequest.from_json({"messages": [{"role": "user", "content": "x"}]}))
+    assert generated.parse("all\n<|content|>It is sunny.<|stop|>").message.content == "It is sunny."
+    assert generated.parse("It is sunny.<|stop|>").message.content == "It is sunny."
+    assert generated.parse("all good, all\n<|content|> stays").message.content == "all good, all\n<|content|> stays"
