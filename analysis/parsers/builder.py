@@ -168,6 +168,12 @@ def build_parser(
         elif json_starts:
             rest = p.rule("calls-to-end", tool_calls + tail)
             with_calls = _content_until(analysis, *json_starts, stops=stops, then=rest) + rest
+        elif _bare_json_array(analysis) and calls_builder is None and not for_grammar:
+            # (parsing) a JSON call list with no marker before it: at the output's
+            # start, or glued to text before it ("Let me check that.[{"name": …}]"):
+            # from the first "[" from which the calls read to the output's end
+            rest = p.rule("calls-to-end", tool_calls + tail)
+            with_calls = p.choice(p.space() + rest, text_until(("[",), stops, then=rest) + rest)
         else:
             with_calls = p.space() + tool_calls + tail
         if request.tool_choice is ToolChoice.REQUIRED:
@@ -197,3 +203,9 @@ def reply_lead(analysis: TemplateAnalysis, boilerplate: str) -> str:
     if not lead or MARKUP_CHARS.isdisjoint(lead) or any(m in lead for m in used):
         return ""
     return lead
+
+
+def _bare_json_array(analysis: TemplateAnalysis) -> bool:
+    """Whether calls are a JSON list with no marker before it (``[{"name": …}]``)."""
+    fmt = analysis.tools.format
+    return fmt.mode is ToolFormat.JSON_NATIVE and fmt.tools_array_wrapped and not (strip_ws(fmt.section_start) or strip_ws(fmt.per_call_start))

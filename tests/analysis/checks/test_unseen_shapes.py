@@ -263,3 +263,20 @@ def test_what_history_writes_before_a_reply_past_the_generation_prompt_is_read_a
     assert generated.parse("all\n<|content|>It is sunny.<|stop|>").message.content == "It is sunny."
     assert generated.parse("It is sunny.<|stop|>").message.content == "It is sunny."
     assert generated.parse("all good, all\n<|content|> stays").message.content == "all good, all\n<|content|> stays"
+
+
+def test_text_glued_to_a_json_call_list_with_no_marker_reads_back() -> None:
+    """Issue 33's "text glued to a JSON call": calls written as a JSON list with
+    no marker before them, right after the turn's text.  The list starts at the
+    first "[" from which the calls read to the output's end; a list quoted in
+    prose, with text after it, is text."""
+    result = check_template(SMALL / "json_glued.jinja", "json_glued.jinja")
+    assert result.status is CheckStatus.OK, result.reason
+    assert next(t for t in result.round_trips if t.probe == "text and call").status is ProbeStatus.OK
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
+    generated = auto_parser(load_template(SMALL / "json_glued.jinja")).generate(ChatRequest.from_json({"messages": [{"role": "user", "content": "x"}], "tools": tools}))
+    message = generated.parse('Let me check [1] first.[{"name": "get_weather", "arguments": {"city": "Paris"}, "id": "a1"}]<|end|>').message
+    assert message.content == "Let me check [1] first."
+    assert [(c.name, json.loads(c.arguments), c.id) for c in message.tool_calls] == [("get_weather", {"city": "Paris"}, "a1")]
+    prose = 'Send [{"name": "get_weather", "arguments": {}}] and wait.'
+    assert generated.parse(prose).message.content == prose and not generated.parse(prose).message.tool_calls
