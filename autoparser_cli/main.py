@@ -410,7 +410,7 @@ def parse(
     stream: bool = typer.Option(False, "--stream", help="Feed the output in chunks and print each delta."),
     chunk: int = typer.Option(4, "--chunk", metavar="N", min=1, help="Chunk size in characters for --stream."),
     open_arguments: bool = typer.Option(
-        False, "--open-arguments", help="With --stream: show JSON arguments as they are written (as the reference does), not once they close."
+        False, "--open-arguments", help="With --stream: show a call's arguments as written (as the reference does), not once the call reads."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON (a message; with --stream, one delta per line)."),
     variant: str | None = VariantOpt,

@@ -271,13 +271,14 @@ def _call(
 
 
 def _arguments_open(node: TagNode) -> bool:
-    """Whether a call's raw arguments (JSON or Python, read whole) are still
-    being written, or not begun: until they close, nobody knows whether they
-    read as an object, so the call is not shown (tagged arguments show value
-    by value, from the first)."""
+    """Whether a call is still being written in a way that may yet not read:
+    raw arguments (JSON or Python, read whole) until they close, as nobody
+    knows before whether they read as an object; tagged arguments until the
+    call is complete, as a call cut inside a value or its header is no call.
+    Until then the call is not shown."""
     raw = node.find(TOOL_ARGS)
-    if not raw:  # (none yet: raw arguments may follow; tagged ones show from their first)
-        return not node.complete and not node.find(TOOL_ARG)
+    if not raw:  # (tagged arguments, or none yet)
+        return not node.complete
     if not raw[0].complete or raw[0].find(TOOL_ARGS_UNREAD):  # (kept as written: no object, once finished)
         return True
     python = raw[0].find(TOOL_ARG_PY)

@@ -9,7 +9,7 @@ from typing import Protocol
 from analysis.messages import tags
 from analysis.parsers.json_calls import PYTHON_TAG, bare_json_call_starts, json_native_call
 from analysis.parsers.pieces import marker, turn_end_markers
-from analysis.parsers.repair import bare_call_start, or_left_out
+from analysis.parsers.repair import bare_call_start, or_left_out, section_closer
 from analysis.parsers.request import ChatRequest
 from analysis.parsers.schemas import ANY_TOOL, tool_functions
 from analysis.parsers.tagged_calls import tag_call
@@ -70,7 +70,7 @@ def calls_part(analysis: TemplateAnalysis, request: ChatRequest, for_grammar: bo
         pair = section_pair(analysis)
         if pair and not for_grammar:  # (parsing) the opener's two markers may hold the turn's text
             opener = p.space() + p.literal(pair[0]) + tags.content(p.until(pair[1])) + p.literal(pair[1]) + p.space()
-        close = or_left_out(section_end, (strip_ws(fmt.section_start), *stops), for_grammar)
+        close = section_closer(section_end, for_grammar)
         calls = opener + calls + (close + p.space() if for_grammar else p.space() + close)
         if not for_grammar and strip_ws(fmt.section_start):  # (parsing) calls in several sections
             calls = p.one_or_more(calls)

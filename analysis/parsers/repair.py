@@ -36,6 +36,14 @@ def or_left_out(closer: str, nexts: Sequence[str], for_grammar: bool) -> Parser:
     return p.choice(exact, followed_by(follows))
 
 
+def section_closer(closer: str, for_grammar: bool) -> Parser:
+    """A calls section's ``closer``; when parsing, also nothing (the closer left
+    out or broken, ``</tool_cal<garbage>``): each call in the section that reads
+    is a call, and what follows the last one is text, not the whole section."""
+    exact = p.literal(closer)
+    return exact if for_grammar or not closer else p.optional(exact)
+
+
 def bare_call_start(analysis: TemplateAnalysis) -> str:
     """The function-name marker that models write without the per-call wrapper
     (Qwen3-Coder's ``<function=`` without ``<tool_call>``), or "": only a

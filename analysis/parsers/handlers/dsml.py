@@ -21,8 +21,8 @@ from analysis.messages.tags import (
     TOOL_ARG_STRING,
 )
 from analysis.parsers.handlers.base import Handler, probe_call_render, with_tool_markers
-from analysis.parsers.pieces import argument_set, repeated_calls, turn_end_markers, typed_value
-from analysis.parsers.repair import or_left_out
+from analysis.parsers.pieces import argument_set, repeated_calls, typed_value
+from analysis.parsers.repair import section_closer
 from analysis.parsers.request import ChatRequest
 from analysis.parsers.response_spec import call_field, marker
 from analysis.parsers.schemas import tool_functions
@@ -96,7 +96,7 @@ def markup_handler(name: str, dialect: str, section: str) -> Handler:
         start, end = analysis.tools.format.section_start or section_start, analysis.tools.format.section_end or section_end
         one = p.choice(*(call(f, for_grammar, end) for f in tool_functions(request)))
         # (parsing) the section's end left out before the turn's end marker
-        close = or_left_out(end, turn_end_markers(analysis), for_grammar)
+        close = section_closer(end, for_grammar)
         parser = p.literal(start) + p.space() + repeated_calls(one + p.space(), request, for_grammar) + close + p.space()
         if not for_grammar:  # calls in several sections
             parser = p.one_or_more(parser)

@@ -23,7 +23,7 @@ from analysis.parsers.pieces import (
     turn_end_markers,
     typed_value,
 )
-from analysis.parsers.repair import or_left_out
+from analysis.parsers.repair import or_left_out, section_closer
 from analysis.parsers.request import ChatRequest
 from analysis.parsers.schemas import tool_functions
 from analysis.phases.result import ReasoningAnalysis, ReasoningMode, TemplateAnalysis, ToolFormat
@@ -126,7 +126,7 @@ def calls(analysis: TemplateAnalysis, request: ChatRequest, for_grammar: bool = 
     # (parsing) the list's end and the section's end left out before the turn's end marker
     stops = turn_end_markers(analysis)
     calls = _call_list(request, for_grammar, (SECTION_END, *stops))
-    parser = p.literal(SECTION_START) + p.space() + calls + p.space() + or_left_out(SECTION_END, stops, for_grammar) + p.space()
+    parser = p.literal(SECTION_START) + p.space() + calls + p.space() + section_closer(SECTION_END, for_grammar) + p.space()
     if not for_grammar:  # calls in several <|tool_call_start|> blocks
         parser = p.one_or_more(parser)
     return parser, SECTION_START

@@ -129,7 +129,7 @@ MORE = ZOO.parent / "templates-more"
 KNOWN_MORE = MORE_KNOWN_FAILURES
 #: per listed template, what its check's failure shows (the cause its reason names)
 MORE_CAUSES = {
-    "vllm-tool-hyperclovax_seed_think_14b.jinja": '"reasoning_content": "-> tool/function_call',
+    "vllm-tool-hyperclovax_seed_think_14b.jinja": '"content": "", "reasoning_content": "It is sunny in Paris today."',
     "vllm-tool-muse_glimmer.jinja": '"content": "to=get_weather<|message|><atem:function_calls>',
 }
 

@@ -74,3 +74,62 @@ def test_a_call_cut_off_in_its_arguments_is_never_shown(generated: Generated) ->
     deltas, outcome, _ = stream_output(generated, output, 3)
     assert not [d for d in deltas if d.tool_index is not None] and not outcome.message.tool_calls
     assert outcome.message == generated.parse(output).message
+
+
+# -- tagged calls: held until complete (a call cut inside a value is no call) ---------------
+
+TAGGED_TEMPLATE = "tagged_xml.jinja"
+
+
+@pytest.fixture(scope="module")
+def tagged() -> Generated:
+    from tests.conftest import PROJECT_TEMPLATES
+
+    parser = auto_parser(load_template(PROJECT_TEMPLATES / "tests" / TAGGED_TEMPLATE))
+    return parser.generate(ChatRequest.from_json({"messages": [{"role": "user", "content": "Weather?"}], "tools": TOOLS}))
+
+
+TAGGED_CALL = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>"
+
+
+@pytest.mark.parametrize("size", [1, 5])
+def test_a_tagged_call_shows_once_complete_and_a_cut_one_never(tagged: Generated, size: int) -> None:
+    deltas, outcome, _ = stream_output(tagged, "Checking." + TAGGED_CALL, size)
+    calls = [d for d in deltas if d.tool_index is not None]
+    assert calls and calls[0].tool_name == "get_weather" and accumulate(deltas) == outcome.message
+    assert json.loads(outcome.message.tool_calls[0].arguments) == {"city": "Paris", "days": 3}
+    cut = "Checking." + TAGGED_CALL[: TAGGED_CALL.index("Paris") + 3]  # cut inside a value
+    whole = tagged.parse(cut)
+    assert not whole.message.tool_calls  # (no call: its text stays content)
+    deltas, outcome, _ = stream_output(tagged, cut, size)
+    assert not [d for d in deltas if d.tool_index is not None]
+    assert outcome.message == whole.message
+
+
+def test_show_open_arguments_streams_tagged_values_as_written(tagged: Generated) -> None:
+    """The opt-out: values show as they are written, as the reference streams them."""
+    partial = "Checking." + TAGGED_CALL[: TAGGED_CALL.index("</parameter>")]
+    deltas, _, _ = stream_output(tagged, partial, 3, show_open_arguments=True)
+    assert any(d.tool_name == "get_weather" for d in deltas)
+    deltas, _, _ = stream_output(tagged, partial, 3)
+    assert not [d for d in deltas if d.tool_index is not None]
+
+
+def test_a_section_whose_closer_breaks_keeps_the_calls_that_read() -> None:
+    """Block by block: a section's calls that read are calls though its closer
+    is broken (``</tool_cal`` then other text); what follows them is text,
+    and a stream ends as the whole parse."""
+    from tests.conftest import PROJECT_TEMPLATES
+
+    parser = auto_parser(load_template(PROJECT_TEMPLATES / "tests" / "suffixed_markers.jinja"))
+    generated = parser.generate(ChatRequest.from_json({"messages": [{"role": "user", "content": "x"}], "tools": TOOLS}))
+    output = (
+        "<tool_calls:v2>\n<tool_call:v2>get_weather<tool_sep:v2>\n<arg_key:v2>city</arg_key:v2>\n"
+        "<arg_value:v2>Paris</arg_value:v2>\n</tool_call:v2>\n</tool_cal and then some text"
+    )
+    whole = generated.parse(output)
+    assert [json.loads(c.arguments) for c in whole.message.tool_calls] == [{"city": "Paris"}]
+    assert whole.message.content == "</tool_cal and then some text"
+    for size in (1, 4):
+        deltas, outcome, _ = stream_output(generated, output, size)
+        assert outcome.message == whole.message and accumulate(deltas) == whole.message
