@@ -878,3 +878,20 @@ def test_dsml_and_kimi_k3_keep_an_argument_the_schema_does_not_declare(template:
     from tests.conftest import WEATHER_TOOLS
 
     assert call_problems(Message(tool_calls=(ToolCall("get_weather", '{"city": "Paris", "verbose": true}'),)), WEATHER_TOOLS)
+
+
+@needs_shared
+def test_gigachats_end_of_sequence_is_dropped_where_the_model_files_name_it(tmp_path) -> None:
+    """Issue 34's GigaChat ``</s>``: the template never writes it; the
+    tokenizer's end-of-sequence token is.  Loaded with the model's
+    ``tokenizer_config.json``, a trailing ``</s>`` ends the output; from the
+    bare template it is text (HTML's strikethrough closes with it too)."""
+    import json as _json
+
+    source = (ZOO / "GigaChat3.1-10B-A1.8B.jinja").read_text()
+    (tmp_path / "tokenizer_config.json").write_text(_json.dumps({"chat_template": source, "eos_token": "</s>", "bos_token": "<s>"}))
+    request = ChatRequest.from_json({"messages": [{"role": "user", "content": "hi"}]})
+    with_files = auto_parser(load_template(tmp_path)).generate(request)
+    assert with_files.parse("Hello there.</s>").message.content == "Hello there."
+    bare = auto_parser(load_template(ZOO / "GigaChat3.1-10B-A1.8B.jinja")).generate(request)
+    assert bare.parse("It is <s>wrong</s>").message.content == "It is <s>wrong</s>"
