@@ -71,12 +71,17 @@ def markup_handler(name: str, dialect: str, section: str) -> Handler:
         text = p.literal('true">') + p.tag(TOOL_ARG_STRING, p.until(param_end))
         head = p.literal(invoke) + tags.tool_name(p.literal(function["name"])) + p.literal('">') + p.space()
         if not for_grammar:  # any argument, in any order, each value text or JSON
+            # exact reading: a value ends at the first closer from which the call reads on (the next
+            # parameter, the invoke's or the section's end): a closer quoted in the value is its text
+            follows = [p.literal(param), p.literal(invoke_end), *([p.literal(section_end)] if section_end else []), p.end()]
+            after = p.literal(param_end) + p.space() + p.choice(*follows)
+            text = p.literal('true">') + p.tag(TOOL_ARG_STRING, p.until(param_end, then=after))
             # a declared name (longest first, whole), else any (an argument the schema does not declare is kept: the schema check reports it)
             # (a name is complete, and shown, once its closing quote confirms it)
             arg_name = p.choice(*(p.literal(str(n)) + p.peek(p.literal('"')) for n in names), p.chars('[^"]', 1, UNBOUNDED) + p.peek(p.literal('"')))
             # a typed value that reads as no type is kept as written (the schema check reports it)
             end = p.peek(p.space() + p.literal(param_end))
-            typed = p.literal('false">') + p.space() + typed_value({}, f"{function['name']}-value", end, p.tag(TOOL_ARG_RAW, p.until(param_end)))
+            typed = p.literal('false">') + p.space() + typed_value({}, f"{function['name']}-value", end, p.tag(TOOL_ARG_RAW, p.until(param_end, then=after)))
             arg = p.tag(TOOL_ARG, p.literal(param) + p.tag(TOOL_ARG_NAME, arg_name) + p.literal('" string="') + p.choice(text, typed) + p.literal(param_end))
             # an invoke whose end is left out ends at the section's end
             close = p.choice(p.literal(invoke_end), p.peek(p.literal(section_end))) if section_end else p.literal(invoke_end)

@@ -895,3 +895,26 @@ def test_gigachats_end_of_sequence_is_dropped_where_the_model_files_name_it(tmp_
     assert with_files.parse("Hello there.</s>").message.content == "Hello there."
     bare = auto_parser(load_template(ZOO / "GigaChat3.1-10B-A1.8B.jinja")).generate(request)
     assert bare.parse("It is <s>wrong</s>").message.content == "It is <s>wrong</s>"
+
+
+@needs_shared
+def test_a_dsml_value_that_quotes_its_own_closer_is_read_whole() -> None:
+    """DeepSeek V3.2's DSML: a value holding ``</｜DSML｜parameter>`` ends at the
+    closer from which the call reads on, not at the quoted one."""
+    import json as _json
+
+    tools = [{"type": "function", "function": {"name": "run", "parameters": {"type": "object", "properties": {"code": {"type": "string"}, "n": {"type": "integer"}}}}}]
+    generated = auto_parser(load_template(ZOO / "deepseek-ai-DeepSeek-V3.2.jinja")).generate(
+        ChatRequest.from_json({"messages": [{"role": "user", "content": "hi"}], "tools": tools, "enable_thinking": False})
+    )
+    code = "print('</｜DSML｜parameter>')"
+    output = (
+        "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"run\">\n"
+        f"<｜DSML｜parameter name=\"code\" string=\"true\">{code}</｜DSML｜parameter>\n"
+        "<｜DSML｜parameter name=\"n\" string=\"false\">2</｜DSML｜parameter>\n"
+        "</｜DSML｜invoke>\n</｜DSML｜function_calls>"
+    )
+    outcome = generated.parse(output)
+    assert outcome.ok and [_json.loads(c.arguments) for c in outcome.message.tool_calls] == [{"code": code, "n": 2}]
+    _, streamed, _ = stream_output(generated, output, 3)
+    assert streamed.message == outcome.message
