@@ -64,18 +64,20 @@ def tool_markers(parser: AutoParser) -> list[str]:
     return out
 
 
-def _call(arguments: dict[str, Any]) -> dict[str, Any]:
-    return {"id": "call_0000", "type": "function", "function": {"name": "get_weather", "arguments": arguments}}
+def _call(arguments: dict[str, Any], call_id: str = "call_0000") -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": "get_weather", "arguments": arguments}}
 
 
 def messages(parser: AutoParser) -> Iterator[tuple[str, dict[str, Any]]]:
     """The probes' messages for ``parser``'s template, by case id."""
     calls = parser.analysis.tools.format.mode is not ToolFormat.NONE
     reasons = parser.analysis.reasoning.mode is not ReasoningMode.NONE
+    # (the call id as the format writes it: Kimi K2's functions.NAME:0, where the template writes ids as given)
+    call_id = rt.id_styles(parser)[-1].format(i=0)
     for marker in tool_markers(parser):
         if calls:
-            yield f"value:{marker}", {"role": "assistant", "content": "", "tool_calls": [_call({"city": f"print('{marker}')"})]}
-            yield f"prose+call:{marker}", {"role": "assistant", "content": f"I will use `{marker}` now.", "tool_calls": [_call({"city": "Paris"})]}
+            yield f"value:{marker}", {"role": "assistant", "content": "", "tool_calls": [_call({"city": f"print('{marker}')"}, call_id)]}
+            yield f"prose+call:{marker}", {"role": "assistant", "content": f"I will use `{marker}` now.", "tool_calls": [_call({"city": "Paris"}, call_id)]}
         yield f"prose:{marker}", {"role": "assistant", "content": f"Write `{marker}` to call a tool."}
         if reasons:
             yield f"reasoning:{marker}", {"role": "assistant", "content": "Done.", "reasoning_content": f"I could write {marker} here."}
