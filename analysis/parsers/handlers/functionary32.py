@@ -46,12 +46,17 @@ def build(
     # (parsing) the end-of-turn marker an engine passes through is dropped
     stops = () if for_grammar else turn_end_markers(analysis)
     end = ending(stops)
-    segments = [p.literal("all") + p.space() + tags.content(p.until(MARK, stops=stops))]
+    # (parsing) text ends at the first >>> from which the rest of the output reads
+    # (a recipient and its text or call, to the end): a >>> quoted in prose is prose
+    rest = p.rule("segments-to-end")
+    text = p.until(MARK, stops=stops) if for_grammar else p.until(MARK, stops=stops, then=rest, tentative=True)
+    segments = [p.literal("all") + p.space() + tags.content(text)]
     for f in functions:
         # (parsing) arguments that are not JSON are kept as written, up to the next >>>
         args = json_arguments(f, (MARK,), for_grammar)
         segments.insert(0, tags.tool(tags.tool_name(p.literal(f["name"])) + p.literal("\n") + p.space() + args))
     segment = p.choice(*segments)
+    rest.body = p.zero_or_more(p.space() + p.literal(MARK) + segment) + end
     if request.parallel_tool_calls or not functions or not for_grammar:  # (see repeated_calls)
         body = segment + p.zero_or_more(p.space() + p.literal(MARK) + segment) + end
     else:  # one call at most: the call, or text and then a call

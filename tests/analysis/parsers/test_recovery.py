@@ -918,3 +918,24 @@ def test_a_dsml_value_that_quotes_its_own_closer_is_read_whole() -> None:
     assert outcome.ok and [_json.loads(c.arguments) for c in outcome.message.tool_calls] == [{"code": code, "n": 2}]
     _, streamed, _ = stream_output(generated, output, 3)
     assert streamed.message == outcome.message
+
+
+@needs_shared
+def test_functionarys_recipient_marker_quoted_in_prose_is_prose() -> None:
+    """Functionary v3.2: text ends at the first ``>>>`` from which a recipient
+    and the rest of the output read; one quoted in prose is its text."""
+    import json as _json
+
+    from tests.conftest import WEATHER_TOOLS
+
+    generated = auto_parser(load_template(ZOO / "meetkai-functionary-medium-v3.2.jinja")).generate(
+        ChatRequest.from_json({"messages": [{"role": "user", "content": "hi"}], "tools": WEATHER_TOOLS})
+    )
+    prose = "all\nWrite `>>>` to call a tool."
+    assert generated.parse(prose).ok and generated.parse(prose).message.content == "Write `>>>` to call a tool."
+    both = 'all\nI will use `>>>` now.>>>get_weather\n{"city": "Paris"}'
+    outcome = generated.parse(both)
+    assert outcome.ok and outcome.message.content == "I will use `>>>` now."
+    assert [_json.loads(c.arguments) for c in outcome.message.tool_calls] == [{"city": "Paris"}]
+    _, streamed, _ = stream_output(generated, both, 2)
+    assert streamed.message == outcome.message
