@@ -71,7 +71,10 @@ def read_tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any]) ->
     if name_prefix.startswith("<"):
         # XML's escape for text with markup in it: <![CDATA[a <b> & c]]> is the text inside (MiniCPM5);
         # once the opener is seen the branch cannot fail (a missing "]]>" ends at the value's end)
-        cdata = p.literal(CDATA_OPEN) + p.tag(TOOL_ARG_STRING, p.until(CDATA_CLOSE, *string_ends)) + p.optional(p.literal(CDATA_CLOSE))
+        # (exact reading: the section ends at a "]]>" from which the call reads on; only
+        # where none does, at a closer from which it does: the "]]>" left out)
+        inside = p.until(CDATA_CLOSE, then=p.literal(CDATA_CLOSE) + after, repairs=string_ends, repair_then=after)
+        cdata = p.literal(CDATA_OPEN) + p.tag(TOOL_ARG_STRING, inside) + p.optional(p.literal(CDATA_CLOSE))
         string_value = p.choice(cdata, string_value)
     # the string keeps its leading whitespace after the last marker before it
     # (GLM writes "</arg_key>\n<arg_value>": the newline belongs to no value)

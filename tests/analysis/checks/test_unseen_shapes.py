@@ -280,3 +280,15 @@ def test_text_glued_to_a_json_call_list_with_no_marker_reads_back() -> None:
     assert [(c.name, json.loads(c.arguments), c.id) for c in message.tool_calls] == [("get_weather", {"city": "Paris"}, "a1")]
     prose = 'Send [{"name": "get_weather", "arguments": {}}] and wait.'
     assert generated.parse(prose).message.content == prose and not generated.parse(prose).message.tool_calls
+
+
+def test_a_cdata_value_holding_the_calls_closer_is_read_whole() -> None:
+    """MiniCPM5's CDATA (issue 34): the section ends at a ]]> from which the
+    call reads on, not at a closer quoted inside it."""
+    generated = auto_parser(load_template(SMALL / "function_tags.jinja")).generate(
+        ChatRequest.from_json({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function", "function": {"name": "run", "parameters": {"type": "object", "properties": {"code": {"type": "string"}}}}}]})
+    )
+    code = "print('</function>')"
+    outcome = generated.parse(f'<function name="run"><param name="code"><![CDATA[{code}]]></param></function>')
+    assert outcome.ok and [json.loads(c.arguments) for c in outcome.message.tool_calls] == [{"code": code}]
+    assert outcome.message.content == ""
