@@ -43,14 +43,14 @@ from peg.combinators import (
     Tag,
     Until,
 )
-from peg.first_chars import lead_of, start_of
+from peg.first_chars import SPACE_PATTERN, lead_of, run_pattern, start_of
 from peg.json_scan import scan_json
 from peg.partial import json_partial_end, longest_delimiter, partial_end, trailing_stops
 from peg.scanning import escaped_run, first_of
 from peg.status import Status
 from peg.text import WS, line_column
 
-_SPACE = re.compile(r"[ \t\n\r]*")
+_SPACE = re.compile(SPACE_PATTERN)
 
 
 @dataclass(frozen=True)
@@ -249,8 +249,7 @@ def _runs(node: Sequence) -> tuple[tuple[re.Pattern[str] | None, tuple[Parser, .
 
     def close() -> None:
         if len(run) > 1 and any(isinstance(item, Literal) for item in run):
-            body = "".join(re.escape(item.text) if isinstance(item, Literal) else _SPACE.pattern for item in run)
-            steps.append((re.compile(body), tuple(run)))
+            steps.append((re.compile(run_pattern(run)), tuple(run)))
         else:
             steps.extend((None, (item,)) for item in run)
         run.clear()

@@ -16,6 +16,9 @@ from peg.text import WS
 #: (first characters, or None: any; whether it may match no text)
 Start = tuple[frozenset[str] | None, bool]
 
+#: what a :class:`~peg.combinators.Space` matches
+SPACE_PATTERN = r"[ \t\n\r]*"
+
 _ANY: Start = (None, True)
 _WS_START: Start = (frozenset(WS), True)
 #: a character class is listed up to this many characters
@@ -26,11 +29,7 @@ def start_of(node: Parser) -> Start:
     """``node``'s first characters and whether it may match no text (kept on
     the node, worked out once).  None, and "may match no text", are always
     the safe answer: they never let a caller skip the node."""
-    found: Start | None = node.__dict__.get("_start")
-    if found is None:
-        found = _start(node, set())
-        node.__dict__["_start"] = found
-    return found
+    return _sub(node, set())
 
 
 def _start(node: Parser, visiting: set[int]) -> Start:
@@ -103,15 +102,15 @@ def lead_of(node: Parser) -> re.Pattern[str] | None:
         return found
     items: list[Parser] = []
     _lead(node, items, set())
-    body, literal = "", False
-    for item in items:
-        if isinstance(item, Space):
-            body += r"[ \t\n\r]*"
-        elif isinstance(item, _Literal):  # (a regex may give a space's whitespace back to a literal, PEG does
-            body, literal = body + re.escape(item.text), True  # not: it matches more, never less)
-    lead = re.compile(body) if literal else None
+    # (a regex may give a space's whitespace back to a literal, PEG does not: it matches more, never less)
+    lead = re.compile(run_pattern(items)) if any(isinstance(item, _Literal) for item in items) else None
     node.__dict__["_lead"] = lead
     return lead
+
+
+def run_pattern(items: list[Parser]) -> str:
+    """The regex of a run of literals and spaces, one after the other (a space greedy)."""
+    return "".join(re.escape(item.text) if isinstance(item, _Literal) else SPACE_PATTERN for item in items)
 
 
 def _lead(node: Parser, out: list[Parser], visiting: set[int]) -> bool:

@@ -123,7 +123,7 @@ def role_starts(
         cmp = prober.compare(
             "role starts",
             replace(conversation(tools=False), extra=eos),
-            RenderRequest([USER, assistant(), {"role": "user", "content": USER_TEXT_2}], enable_thinking=True, extra=eos),
+            _reply_then_user(eos),
         )
     except ComparisonFailed as exc:
         log.degrade("roles", exc)
@@ -198,7 +198,7 @@ def turn_end(prober: Prober, log: PhaseLog, user_start: str) -> tuple[str, ...]:
     if not found:
         # (a template that writes the last reply without its end marker writes it
         # after an earlier one, before the next user turn: Hy3)
-        later = RenderRequest([USER, assistant(), {"role": "user", "content": USER_TEXT_2}], enable_thinking=True, extra=eos)
+        later = _reply_then_user(eos)  # (the role starts' own render: the prober renders it once)
         try:
             between = prober.render(later)
         except TemplateRenderError:
@@ -217,6 +217,12 @@ def turn_end(prober: Prober, log: PhaseLog, user_start: str) -> tuple[str, ...]:
     if markers:
         log.cite_source("turn_end", "the markers after an assistant turn's text (and the end-of-sequence token)")
     return markers
+
+
+def _reply_then_user(eos: dict[str, str]) -> RenderRequest:
+    """User, assistant reply, user: the conversation that shows what closes a
+    reply before the next turn."""
+    return RenderRequest([USER, assistant(), {"role": "user", "content": USER_TEXT_2}], enable_thinking=True, extra=eos)
 
 
 def _numberless(text: str) -> str:
