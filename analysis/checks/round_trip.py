@@ -27,6 +27,7 @@ from analysis.parsers.request import ChatRequest
 from analysis.phases.result import PrefillOutcome, ReasoningMode, ToolFormat
 from analysis.probing.adapting import render_adapted
 from analysis.probing.markers import strip_ws
+from analysis.probing.probes import call_turn_shapes
 from analysis.template.rendering import ChatTemplate, RenderRequest
 from peg.errors import AutoparserError
 
@@ -287,13 +288,16 @@ def _rendered_calls(
         {"id": id_style.format(i=i), "type": "function", "function": {"name": "get_weather", "arguments": a}}
         for i, a in enumerate(arguments)
     ]
-    found = _turn(template, {"role": "assistant", "content": "", "tool_calls": calls}, [tool])
-    if found is None:
-        return None
-    turn = found[0]
     cities = [a["city"].split()[0] for a in arguments]  # the first word survives any escaping
-    if not all(c in turn for c in cities) or ("celsius" in json.dumps(arguments)) != ("celsius" in turn):
-        return None  # the template does not write these calls (LFM2 drops them from the history)
+
+    def written(turn: str) -> bool:
+        return all(c in turn for c in cities) and ("celsius" in json.dumps(arguments)) == ("celsius" in turn)
+
+    # the first shape of the turn in which the template writes these calls (LFM2 drops them from the history)
+    renders = (_turn(template, shape, [tool]) for shape in call_turn_shapes({"role": "assistant", "content": "", "tool_calls": calls}))
+    turn = next((found[0] for found in renders if found is not None and written(found[0])), None)
+    if turn is None:
+        return None
     trigger = generated.built.trigger
     # the model closes reasoning the prompt opened (or, delimiter-style, began) before its calls
     lead = generated.analysis.reasoning.end if generated.prefill in (PrefillOutcome.OPENED, PrefillOutcome.ARTIFACT) else ""

@@ -190,7 +190,7 @@ def _without_closer(end: str, closer: str) -> str:
 
 def _t1_format(prober: Prober, log: PhaseLog, reasoning: ReasoningAnalysis, state: _State) -> None:
     """No call vs one call: the call's text, its format and its outer markers."""
-    cmp = prober.compare("T1 no call vs one call", conversation(assistant()), _calls(tool_call()))
+    cmp = prober.compare("T1 no call vs one call", conversation(assistant()), _calls(tool_call()), shows=lambda c: FUN_A in c.diff.right)
     state.first_call = cmp
     section = cmp.diff.right
     if FUN_A not in section:

@@ -54,10 +54,10 @@ def _call(call_id: str, name: str, arguments: Any) -> dict[str, Any]:
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
 
 
-def _tool_conversation(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _tool_conversation(calls: list[dict[str, Any]], content: str | None = "") -> list[dict[str, Any]]:
     return [
         _USER,
-        {"role": "assistant", "content": "", "tool_calls": calls},
+        {"role": "assistant", "content": content, "tool_calls": calls},
         {"role": "tool", "content": "Tool response", "tool_call_id": calls[0]["id"]},
         {"role": "assistant", "content": "The tool response was 'tool response'"},
         _USER,
@@ -100,12 +100,18 @@ def detect_capabilities(template: ChatTemplate) -> Capabilities:
     tools_out = _try_render(template, RenderRequest([_USER], tools=tools, add_generation_prompt=True))
     supports_tools = tools_out is not None and "probe_tool_definition" in tools_out
 
-    # Tool calls: object arguments first, then JSON-string arguments.
+    # Tool calls: object arguments first, then JSON-string arguments; the
+    # turn's content empty first, then null (a template may write calls only
+    # for a turn whose content is null).
     supports_calls = supports_object = False
-    for arguments in ({"arg": "PROBE_ARG_VALUE"}, '{"arg": "PROBE_ARG_VALUE"}'):
+    call_content: str | None = ""
+    shapes: tuple[tuple[Any, str | None], ...] = tuple(
+        (arguments, content) for arguments in ({"arg": "PROBE_ARG_VALUE"}, '{"arg": "PROBE_ARG_VALUE"}') for content in ("", None)
+    )
+    for arguments, content in shapes:
         rendered = template.probe(
             RenderRequest(
-                _tool_conversation([_call("call00001", "probe_call_one", arguments)]),
+                _tool_conversation([_call("call00001", "probe_call_one", arguments)], content),
                 tools=tools,
                 add_generation_prompt=True,
             )
@@ -113,6 +119,7 @@ def detect_capabilities(template: ChatTemplate) -> Capabilities:
         if rendered.text is not None and "probe_call_one" in rendered.text:
             supports_calls = True
             supports_object = isinstance(arguments, dict) and rendered.stringified_containers == 0
+            call_content = content
             break
 
     parallel_out = _try_render(
@@ -122,7 +129,8 @@ def detect_capabilities(template: ChatTemplate) -> Capabilities:
                 [
                     _call("call00001", "probe_call_one", {"arg": "value"}),
                     _call("call00002", "probe_call_two", {"arg": "value"}),
-                ]
+                ],
+                call_content,
             ),
             tools=tools,
             add_generation_prompt=True,

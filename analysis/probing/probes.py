@@ -134,6 +134,20 @@ def _string_arguments(m: dict[str, Any]) -> dict[str, Any]:
     return m
 
 
+def call_turn_shapes(message: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """An assistant turn with calls in the shapes clients send it, most faithful
+    first: as given, content null for empty, arguments as JSON strings, and both
+    (a template may write calls for one shape only)."""
+    given = copy.deepcopy(dict(message))
+    shapes = [given, _null_content(copy.deepcopy(given)), _string_arguments(copy.deepcopy(given))]
+    shapes.append(_null_content(copy.deepcopy(shapes[-1])))
+    distinct: list[dict[str, Any]] = []
+    for shape in shapes:
+        if shape not in distinct:
+            distinct.append(shape)
+    return distinct
+
+
 def _with_system(request: RenderRequest) -> RenderRequest:
     if request.messages and request.messages[0].get("role") == "system":
         return request
@@ -187,12 +201,18 @@ class Prober:
                 continue
         return None
 
-    def compare(self, name: str, a: RenderRequest, b: RenderRequest) -> Comparison:
+    def compare(self, name: str, a: RenderRequest, b: RenderRequest, shows: Callable[[Comparison], bool] | None = None) -> Comparison:
         """Render ``a`` and ``b`` in the first shape both accept and diff them.
 
-        Raises :class:`ComparisonFailed` with the template's distinct error messages."""
+        ``shows``: what the comparison must show (the probe's call in the diff).
+        A shape the template accepts but renders without it is passed over; the
+        first shape that shows it is tried first by every later comparison (the
+        shape the template writes such turns in), and when none does, the first
+        accepted shape stands.  Raises :class:`ComparisonFailed` with the
+        template's distinct error messages."""
         errors: list[str] = []
-        for shape_name, shape in self.shapes:
+        accepted: Comparison | None = None
+        for index, (shape_name, shape) in enumerate(self.shapes):
             try:
                 out_a = self.render(shape(a))
                 out_b = self.render(shape(b))
@@ -202,10 +222,16 @@ class Prober:
                     errors.append(message)
                 continue
             comparison = Comparison(name, out_a, out_b, diff_split(out_a, out_b), shape_name)
+            if shows is not None and not shows(comparison):
+                accepted = accepted or comparison
+                continue
+            if accepted is not None:  # a later shape shows what the earlier ones did not
+                self.shapes.insert(0, self.shapes.pop(index))
             self.comparisons.append(comparison)
             return comparison
+        if accepted is not None:
+            self.comparisons.append(accepted)
+            return accepted
         failure = ComparisonFailed(name, "; ".join(errors) or "no render")
         self.failures.append(failure)
         raise failure
-
-

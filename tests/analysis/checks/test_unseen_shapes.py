@@ -292,3 +292,27 @@ def test_a_cdata_value_holding_the_calls_closer_is_read_whole() -> None:
     outcome = generated.parse(f'<function name="run"><param name="code"><![CDATA[{code}]]></param></function>')
     assert outcome.ok and [json.loads(c.arguments) for c in outcome.message.tool_calls] == [{"code": code}]
     assert outcome.message.content == ""
+
+
+def test_calls_written_only_for_another_turn_shape_are_probed() -> None:
+    """Issue 33's "tool probes that render no call": the template writes calls
+    only for a turn whose content is null and whose arguments are a JSON
+    string, and renders the probes' usual shape ("" content, object arguments)
+    without them.  The probes try the shapes clients send until the call
+    renders, so the tool-call format is found and its round trips run."""
+    from analysis.template.rendering import ChatTemplate, RenderRequest
+
+    template = ChatTemplate(load_template(SMALL / "null_content_calls.jinja"))
+    call = {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}
+    usual = template.render(RenderRequest([{"role": "user", "content": "x"}, {"role": "assistant", "content": "", "tool_calls": [call]}]))
+    assert "get_weather" not in usual  # (the shape the probes tried first renders no call)
+    result = check_template(SMALL / "null_content_calls.jinja", "null_content_calls.jinja")
+    assert result.status is CheckStatus.OK, result.reason
+    assert result.analysis is not None and result.analysis.tools.format.mode.value == "JSON_NATIVE"
+    assert result.analysis.caps.supports_tool_calls
+    statuses = {t.probe: t.status for t in result.round_trips}
+    assert statuses["one call"] is ProbeStatus.OK and statuses["two arguments"] is ProbeStatus.OK
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
+    generated = auto_parser(load_template(SMALL / "null_content_calls.jinja")).generate(ChatRequest.from_json({"messages": [{"role": "user", "content": "x"}], "tools": tools}))
+    message = generated.parse('<call>{"name": "get_weather", "arguments": {"city": "Paris"}}</call><|end|>').message
+    assert [(c.name, json.loads(c.arguments)) for c in message.tool_calls] == [("get_weather", {"city": "Paris"})]

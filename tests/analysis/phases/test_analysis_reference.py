@@ -58,6 +58,10 @@ DIFFERENCES: dict[str, dict[str, tuple[Any, Any, str]]] = {
         "tools.format.per_call_end": ("</TOOLCALL>", "", "fix: as above"),
         "reasoning.start": ("<think>\n\n", "<think>", "open: no render shows '<think>\\n\\n'; the workaround's marker"),
     },
+    "deepseek-ai-DeepSeek-R1-Distill-Llama-8B.jinja": {
+        "tools.format.mode": ("NONE", "TAG_WITH_JSON", "fix: the template writes calls only for a turn whose content is null"),
+        "tools.function.name_suffix": ("", "\n```json\n", "fix: as above (the JSON fence after the name, as in the Qwen distill)"),
+    },
 }
 
 
@@ -93,13 +97,13 @@ def test_analysis_matches_reference(row: dict[str, Any]) -> None:
 
 @needs_shared
 def test_agreement_count() -> None:
-    """39 of the 43 agree on every field; the other four differ only where a test
+    """38 of the 43 agree on every field; the other five differ only where a test
     below shows the renders that make ours right, plus one unexplained marker
     (listed as "open")."""
     assert len(REFERENCE) == 43
     open_diffs = {t for t, fields in DIFFERENCES.items() if any(why.startswith("open") for *_, why in fields.values())}
     strict = sum(1 for row in REFERENCE if not _disagreements(row))
-    assert strict == 43 - len(DIFFERENCES) == 39
+    assert strict == 43 - len(DIFFERENCES) == 38
     assert open_diffs == {"NVIDIA-Nemotron-Nano-v2.jinja"}
 
 
@@ -131,6 +135,19 @@ def test_null_content_with_tool_calls_fails_in_jinja2(name: str) -> None:
     prober.render(conversation(assistant(content="", calls=[tool_call()])))
     with pytest.raises(TemplateRenderError, match="NoneType"):
         prober.render(conversation(assistant(content=None, calls=[tool_call()])))
+
+
+@needs_shared
+def test_r1_distill_llama_writes_calls_only_for_null_content() -> None:
+    """The Llama distill writes a turn's calls only when its content is null
+    (``message['content'] is none``); the reference probes "" alone, renders
+    no call and finds no tool calls.  Its calls are the Qwen distill's."""
+    prober = _prober("deepseek-ai-DeepSeek-R1-Distill-Llama-8B.jinja")
+    call = {**tool_call(), "function": {"name": FUN_A, "arguments": "{}"}}
+    assert FUN_A not in prober.render(conversation(assistant(content="", calls=[call])))
+    assert "<｜tool▁sep｜>" + FUN_A + "\n```json\n{}" in prober.render(conversation(assistant(content=None, calls=[call])))
+    ours, qwen = _analysis("deepseek-ai-DeepSeek-R1-Distill-Llama-8B.jinja"), _analysis("deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja")
+    assert ours["caps"]["supports_tool_calls"] and ours["tools"] == qwen["tools"]
 
 
 @needs_shared
