@@ -316,3 +316,25 @@ def test_calls_written_only_for_another_turn_shape_are_probed() -> None:
     generated = auto_parser(load_template(SMALL / "null_content_calls.jinja")).generate(ChatRequest.from_json({"messages": [{"role": "user", "content": "x"}], "tools": tools}))
     message = generated.parse('<call>{"name": "get_weather", "arguments": {"city": "Paris"}}</call><|end|>').message
     assert [(c.name, json.loads(c.arguments)) for c in message.tool_calls] == [("get_weather", {"city": "Paris"})]
+
+
+def test_json_arguments_in_a_code_fence_read_back_with_markers_of_the_templates_own() -> None:
+    """Issue 33's "JSON code fence inside a call": a DeepSeek-R1-like layout with
+    marker names no workaround knows (``function<|sep|>NAME\\n```json\\n{…}\\n```
+    <|call_end|>``) is found by the diffs; a value that quotes the fence and the
+    call's closer is its text, whole and streamed."""
+    from tests.reading import parsed_as_streamed
+
+    result = check_template(SMALL / "json_fence_call.jinja", "json_fence_call.jinja")
+    assert result.status is CheckStatus.OK, result.reason
+    assert result.analysis is not None and result.analysis.workarounds == () and not result.analysis.handler
+    assert result.analysis.tools.function.name_suffix.strip() == "```json"
+    assert all(t.status is ProbeStatus.OK for t in result.round_trips), result.round_trips
+    tools = [{"type": "function", "function": {"name": "write", "parameters": {"type": "object", "properties": {"code": {"type": "string"}}}}}]
+    generated = auto_parser(load_template(SMALL / "json_fence_call.jinja")).generate(ChatRequest.from_json({"messages": [{"role": "user", "content": "x"}], "tools": tools}))
+    code = "```\nprint(1)\n```<|call_end|><|calls_end|>"
+    output = "Sure.<|calls_begin|><|call_begin|>function<|sep|>write\n```json\n" + json.dumps({"code": code}) + "\n```<|call_end|><|calls_end|><|eos|>"
+    for size in (1, 7):
+        outcome = parsed_as_streamed(generated, output, size)
+        assert outcome.ok and outcome.message.content == "Sure."
+        assert [(c.name, json.loads(c.arguments)) for c in outcome.message.tool_calls] == [("write", {"code": code})]
