@@ -1,13 +1,15 @@
-"""Phase 1: reasoning markers (R1 presence, R2 ``enable_thinking``, R3 scope)."""
+"""Phase 1: reasoning markers (R1 presence, R2 ``enable_thinking``, R3 scope, R4 a\ntag the generation prompt opens)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
+from analysis.errors import TemplateRenderError
 from analysis.phases.phase_log import PhaseLog
 from analysis.phases.result import PrefillOutcome, ReasoningAnalysis, ReasoningMode
 from analysis.probing.diff import diff_split
-from analysis.probing.markers import MARKER_RE, marker_after, marker_before, strip_ws
+from analysis.probing.markers import MARKER_RE, last_marker, marker_after, marker_before, strip_ws
 from analysis.probing.probes import (
     REASONING_TEXT,
     USER_TEXT,
@@ -44,6 +46,8 @@ def analyze_reasoning(prober: Prober, log: PhaseLog) -> ReasoningAnalysis:
     result = _r2_thinking_switch(prober, log, result)
     if prober.caps.supports_tool_calls:
         result = _r3_scope(prober, log, result)
+    if result.mode is ReasoningMode.NONE:
+        result = _r4_opened_by_prompt(prober, log, result)
     return result
 
 
@@ -135,6 +139,31 @@ def _r3_scope(prober: Prober, log: PhaseLog, result: ReasoningAnalysis) -> Reaso
     if REASONING_TEXT in cmp.output_a or REASONING_TEXT not in cmp.output_b:
         return result
     return _around_reasoning(cmp, log, ReasoningMode.TOOLS_ONLY, result)
+
+
+#: a tag that may open reasoning: ``<think>``, ``<thought>``, ``<reasoning>``
+_OPEN_TAG = re.compile(r"<([A-Za-z][\w.:-]*)>")
+
+
+def _r4_opened_by_prompt(prober: Prober, log: PhaseLog, result: ReasoningAnalysis) -> ReasoningAnalysis:
+    """A generation prompt that ends by opening a tag (``<thought>``) whose
+    closing tag the template's source writes (to cut it out of the history),
+    while no reply in the history opens it: the model reasons inside it, and
+    the history leaves the reasoning out, so R1–R3 see nothing."""
+    try:
+        prompt = prober.render(conversation(tools=False, generation_prompt=True))
+        reply = prober.render(conversation(assistant(), tools=False))
+    except TemplateRenderError:
+        return result
+    tail = prompt.rstrip()
+    match = last_marker(tail)
+    tag = _OPEN_TAG.fullmatch(match.group()) if match is not None and match.end() == len(tail) else None
+    if tag is None or f"</{tag.group(1)}>" not in prober.template.source or tag.group() in reply:
+        return result
+    why = f"the generation prompt ends with {tag.group()} and the template writes </{tag.group(1)}> (the history leaves the reasoning out)"
+    log.cite_source("reasoning.start", why)
+    log.cite_source("reasoning.end", f"the closing tag of the {tag.group()} the generation prompt opens")
+    return ReasoningAnalysis(ReasoningMode.TAG_BASED, tag.group(), f"</{tag.group(1)}>")
 
 
 def prefill_outcome(generation_prompt: str, reasoning: ReasoningAnalysis) -> PrefillOutcome:

@@ -338,3 +338,33 @@ def test_json_arguments_in_a_code_fence_read_back_with_markers_of_the_templates_
         outcome = parsed_as_streamed(generated, output, size)
         assert outcome.ok and outcome.message.content == "Sure."
         assert [(c.name, json.loads(c.arguments)) for c in outcome.message.tool_calls] == [("write", {"code": code})]
+
+
+def test_reasoning_a_generation_prompt_opens_and_the_history_leaves_out_is_found() -> None:
+    """Issue 33's ``<thought>``: the generation prompt always opens ``<thought>``
+    and the history keeps only what follows ``</thought>``, so no probe render
+    shows reasoning.  A prompt that ends by opening a tag whose closing tag the
+    source writes, where no reply in the history opens it, opens reasoning."""
+    from tests.reading import parsed_as_streamed
+
+    result = check_template(SMALL / "thought_prompt.jinja", "thought_prompt.jinja")
+    assert result.status is CheckStatus.OK, result.reason
+    assert result.analysis is not None
+    assert (result.analysis.reasoning.mode.value, result.analysis.reasoning.start, result.analysis.reasoning.end) == ("TAG_BASED", "<thought>", "</thought>")
+    assert {t.probe: t.status for t in result.round_trips}["reply"] is ProbeStatus.OK
+    generated = auto_parser(load_template(SMALL / "thought_prompt.jinja")).generate(ChatRequest.from_json({"messages": [{"role": "user", "content": "x"}]}))
+    outcome = parsed_as_streamed(generated, "Plan it.\n</thought>\nThe answer.<|end|>", 2)
+    assert (outcome.message.reasoning_content, outcome.message.content) == ("Plan it.", "The answer.")
+
+
+def test_a_tag_the_prompt_opens_that_replies_open_too_is_not_reasoning(tmp_path) -> None:
+    """The same prompt, where each reply in the history is ``<bot>…</bot>``: the
+    tag is the reply's own wrapper, not reasoning."""
+    source = (
+        "{% for m in messages %}{% if m.role == 'assistant' %}<|assistant|><bot>{{ m.content }}</bot><|end|>"
+        "{% else %}<|{{ m.role }}|>{{ m.content }}<|end|>{% endif %}{% endfor %}"
+        "{% if add_generation_prompt %}<|assistant|><bot>{% endif %}"
+    )
+    (tmp_path / "bot.jinja").write_text(source)
+    analysis = auto_parser(load_template(tmp_path / "bot.jinja")).analysis
+    assert analysis.reasoning.mode.value == "NONE"
