@@ -69,6 +69,8 @@ def analyze_template(
         handler, rule = found
         before = result.marker_fields()
         result = replace(handler.refine(result, template.source), handler=handler.name, handler_rule=rule)
+        if handler.measure is not None:
+            result = handler.measure(result, prober)
         log.cite_source(f"handler: {handler.name}", rule, "handler", handler.name)
         _cite_changes(log, before, result.marker_fields(), f"set by the handler {handler.name}: {rule}", "handler", handler.name)
     generation = generation_prompt(prober, log, result.reasoning, enable_thinking)

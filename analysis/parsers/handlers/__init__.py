@@ -41,6 +41,7 @@ def registry() -> tuple[Handler, ...]:
         functionary32.HANDLER,
         pythonic.HANDLER,
         pythonic.LIST_HANDLER,
+        pythonic.SECTION_HANDLER,
         gemma4.HANDLER,
         dsml.HANDLER,
         dsml.GCML_HANDLER,

@@ -54,6 +54,9 @@ class Handler:
     #: the call id its models write, a format with ``{i}`` (Kimi K2's
     #: ``functions.get_weather:{i}``): the round-trip probes render calls with it too
     probe_call_id: str = ""
+    #: markers read from the template's own renders, after ``refine`` (the
+    #: section around pythonic calls): (analysis, prober) -> analysis
+    measure: Callable[[TemplateAnalysis, Prober], TemplateAnalysis] | None = None
 
 
 def probe_call_render(prober: Prober, arguments: dict[str, Any] | None = None) -> str:

@@ -7,7 +7,9 @@ bare ``[`` in prose stays content: calls start only at the section marker.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from analysis.messages import tags
@@ -27,7 +29,9 @@ from analysis.parsers.repair import or_left_out, section_closer
 from analysis.parsers.request import ChatRequest
 from analysis.parsers.schemas import tool_functions
 from analysis.phases.result import ReasoningAnalysis, ReasoningMode, TemplateAnalysis, ToolFormat
-from analysis.probing.probes import ARG_A, FUN_A, Prober, conversation
+from analysis.probing.diff import diff_split
+from analysis.probing.markers import MARKER_RE, strip_ws
+from analysis.probing.probes import ARG_A, FUN_A, FUN_B, Prober, assistant, conversation, tool_call
 from peg import combinators as p
 from peg.combinators import UNBOUNDED, Parser
 
@@ -38,8 +42,10 @@ SECTION_END = "<|tool_call_end|>"
 def detect(source: str, prober: Prober) -> str | None:
     """A probe call renders as ``name(arg=...)`` inside the section markers."""
     out = probe_call_render(prober, {ARG_A: "v"})
-    if f"{FUN_A}({ARG_A}=" in out and SECTION_START in out:
+    if re.search(re.escape(SECTION_START) + r"\s*\[\s*" + re.escape(f"{FUN_A}({ARG_A}="), out):
         return f"a probe call renders as {SECTION_START}[{FUN_A}({ARG_A}=...)]"
+    if f"{FUN_A}({ARG_A}=" in out:
+        return None  # python calls in another section (a code block): the generic pythonic section reads them
     if SECTION_START in out and FUN_A in out.split(SECTION_START, 1)[1]:
         return None  # the template writes its calls in another form (JSON): the differential analysis reads it
     listed = prober.render_shaped(conversation()) or ""
@@ -169,3 +175,73 @@ def calls_list(analysis: TemplateAnalysis, request: ChatRequest, for_grammar: bo
 
 
 LIST_HANDLER = Handler("pythonic-list", detect_list, refine_list, calls=calls_list, response_unsupported=PYTHON_CALLS)
+
+
+# --- pythonic calls in a section of the template's own (<function_calls>, a ```python block) ----
+
+
+def _call_at(text: str, name: str) -> re.Match[str] | None:
+    """The probe call ``name(ARG_A='v')`` (either quote) in ``text``."""
+    return re.search(re.escape(f"{name}({ARG_A}=") + r"""(['"]?)v\1\)""", text)
+
+
+def _added(prober: Prober, calls: list[dict[str, Any]]) -> str:
+    """What a turn's ``calls`` write in place of a reply's text ("" when either does not render)."""
+    bare = prober.render_shaped(conversation(assistant()))
+    called = prober.render_shaped(conversation(assistant(content="", calls=calls)))
+    return diff_split(bare, called).right if bare is not None and called is not None else ""
+
+
+def detect_section(source: str, prober: Prober) -> str | None:
+    """A probe call renders as ``name(arg=...)`` between markers (after the
+    list and LFM2 forms are ruled out): read back in the template's own section."""
+    one = _added(prober, [tool_call(arguments={ARG_A: "v"})])
+    match = _call_at(one, FUN_A)
+    if match is None or not MARKER_RE.search(one[: match.start()]):
+        return None
+    return f"a probe call renders as {FUN_A}({ARG_A}=...) after {strip_ws(one[: match.start()])!r} (python calls in a section)"
+
+
+def measure_section(analysis: TemplateAnalysis, prober: Prober) -> TemplateAnalysis:
+    """The section's markers, from the renders of one call and of two: what
+    comes before the first call, what follows the last, and what follows each
+    call when the calls are written one per line (``per_call_end``)."""
+    one = _added(prober, [tool_call(arguments={ARG_A: "v"})])
+    two = _added(prober, [tool_call(arguments={ARG_A: "v"}), tool_call(FUN_B, {ARG_A: "v"})])
+    first, second = _call_at(one, FUN_A), _call_at(two, FUN_B)
+    if first is None:
+        return analysis
+    start, after = one[: first.start()], one[first.end() :]
+    between = two[two.index(")", two.index(FUN_A)) + 1 : second.start()] if second is not None else ""
+    per_call_end = between if between and strip_ws(between) != "," and after.startswith(between) else ""
+    result = _with_pythonic_markers(analysis, start, after[len(per_call_end) :])
+    return replace(result, tools=replace(result.tools, format=replace(result.tools.format, per_call_end=per_call_end)))
+
+
+def calls_section(analysis: TemplateAnalysis, request: ChatRequest, for_grammar: bool = False) -> tuple[Parser, str]:
+    """The section's opener, its calls (each followed by ``per_call_end`` when
+    the template writes one per line, else separated by commas), its closer."""
+    fmt = analysis.tools.format
+    start, end, per_call_end = strip_ws(fmt.section_start), strip_ws(fmt.section_end), fmt.per_call_end
+    functions = tool_functions(request)
+    gaps = (per_call_end, ",", ", ") if per_call_end else (",", ", ")
+    ends = [end, *(f"{gap}{f['name']}(" for f in functions for gap in gaps)]
+    value = python_value()
+    call = p.choice(*(_call(f, value, for_grammar, ends) for f in functions))
+    if per_call_end:
+        one = call + (p.literal(per_call_end) if for_grammar else p.space())
+        gap: Parser = p.eps()
+    else:
+        one = call
+        gap = p.literal(",") + p.space() if for_grammar else p.space() + p.optional(p.literal(",")) + p.space()
+    many = request.parallel_tool_calls or not for_grammar
+    body = one + (p.zero_or_more(gap + one) if many else p.eps())
+    parser = p.literal(start) + p.space() + body + p.space() + section_closer(end, for_grammar) + p.space()
+    if not for_grammar:  # calls in several sections
+        parser = p.one_or_more(parser)
+    return parser, start
+
+
+SECTION_HANDLER = Handler(
+    "pythonic-section", detect_section, lambda analysis, source: analysis, calls=calls_section, response_unsupported=PYTHON_CALLS, measure=measure_section
+)

@@ -368,3 +368,33 @@ def test_a_tag_the_prompt_opens_that_replies_open_too_is_not_reasoning(tmp_path)
     (tmp_path / "bot.jinja").write_text(source)
     analysis = auto_parser(load_template(tmp_path / "bot.jinja")).analysis
     assert analysis.reasoning.mode.value == "NONE"
+
+
+@pytest.mark.parametrize(
+    ("name", "start", "end"),
+    [("python_section.jinja", "<function_calls>\n", "</function_calls>"), ("python_fence.jinja", "<|tool_call_start|>```python\n", "```<|tool_call_end|>")],
+)
+def test_python_calls_in_a_section_of_the_templates_own_read_back(name: str, start: str, end: str) -> None:
+    """Issue 33's "python calls inside a section or a code block": calls written
+    one per line as ``get_weather(city='Paris')`` in ``<function_calls>``, or in a
+    ```` ```python ```` block between LFM2's markers.  LFM2's handler takes only
+    its own rendering (``<|tool_call_start|>[name(…)]``); the section's markers
+    are read from the template's renders of one call and of two.  Values that
+    quote the section's markers, and prose that names its opener, read exactly."""
+    from tests.reading import parsed_as_streamed
+
+    result = check_template(SMALL / name, name)
+    assert result.status is CheckStatus.OK, result.reason
+    assert result.analysis is not None and result.analysis.handler == "pythonic-section"
+    fmt = result.analysis.tools.format
+    assert (fmt.section_start, fmt.section_end, fmt.per_call_end) == (start, end, "\n")
+    assert all(t.status is ProbeStatus.OK for t in result.round_trips), result.round_trips
+    tool = {"type": "function", "function": {"name": "write", "parameters": {"type": "object", "properties": {"code": {"type": "string"}, "n": {"type": "integer"}}}}}
+    generated = auto_parser(load_template(SMALL / name)).generate(ChatRequest.from_json({"messages": [{"role": "user", "content": "x"}], "tools": [tool]}))
+    code = f'print("{end}")\n{start}'
+    prose = f"I will write `{start.strip()}` then call."
+    output = f"{prose}{start}write(code={code!r}, n=2)\nwrite(code='x')\n{end}<|end|>"
+    for size in (1, 5):
+        outcome = parsed_as_streamed(generated, output, size)
+        assert outcome.ok and outcome.message.content == prose
+        assert [(c.name, json.loads(c.arguments)) for c in outcome.message.tool_calls] == [("write", {"code": code, "n": 2}), ("write", {"code": "x"})]
