@@ -8,7 +8,12 @@ For each tool-call marker the analysis found (``<tool_call>``,
 * ``value``: a call whose string argument quotes it in code (``print('</function>')``);
 * ``prose+call``: a reply that names it in backticks, then a call;
 * ``prose``: a reply that names it in backticks, no call;
-* ``reasoning``: reasoning that names it, then a reply.
+* ``reasoning``: reasoning that names it, then a reply;
+
+and one more per template: ``closers``, a call whose string argument quotes
+all the template writes after a value to the end of the calls
+(``print('</arg_value>\n</tool_call>')``): only the reading of what follows
+tells the value's end from the quote.
 
 Each is rendered as the template writes an assistant turn in history, cut
 where the model's part starts and where a model stops (the round-trip
@@ -68,12 +73,15 @@ def _call(arguments: dict[str, Any], call_id: str = "call_0000") -> dict[str, An
     return {"id": call_id, "type": "function", "function": {"name": "get_weather", "arguments": arguments}}
 
 
-def messages(parser: AutoParser) -> Iterator[tuple[str, dict[str, Any]]]:
-    """The probes' messages for ``parser``'s template, by case id."""
+def messages(parser: AutoParser, closers: str = "") -> Iterator[tuple[str, dict[str, Any]]]:
+    """The probes' messages for ``parser``'s template, by case id (``closers``:
+    what the template writes after a value to the end of the calls)."""
     calls = parser.analysis.tools.format.mode is not ToolFormat.NONE
     reasons = parser.analysis.reasoning.mode is not ReasoningMode.NONE
     # (the call id as the format writes it: Kimi K2's functions.NAME:0, where the template writes ids as given)
     call_id = rt.id_styles(parser)[-1].format(i=0)
+    if calls and closers:
+        yield "closers", {"role": "assistant", "content": "", "tool_calls": [_call({"city": f"print('{closers}')"}, call_id)]}
     for marker in tool_markers(parser):
         if calls:
             yield f"value:{marker}", {"role": "assistant", "content": "", "tool_calls": [_call({"city": f"print('{marker}')"}, call_id)]}
@@ -111,13 +119,23 @@ def probes(path: Path) -> tuple[AutoParser | None, list[Quoted]]:
     except AutoparserError:
         return None, []
     out = []
-    for case, message in messages(parser):
+    for case, message in messages(parser, _closers(parser, generated)):
         try:
             output = _rendered(parser, message, generated)
         except AutoparserError:
             output = None
         out.append(Quoted(case, message, output))
     return parser, out
+
+
+def _closers(parser: AutoParser, generated: Any) -> str:
+    """What the template writes after a call's value ("Paris") to where a model stops, stripped."""
+    call_id = rt.id_styles(parser)[-1].format(i=0)
+    try:
+        output = _rendered(parser, {"role": "assistant", "content": "", "tool_calls": [_call({"city": "Paris"}, call_id)]}, generated)
+    except AutoparserError:
+        return ""
+    return strip_ws(output[output.index("Paris") + len("Paris") :]) if output and "Paris" in output else ""
 
 
 def same(read: Message, message: dict[str, Any]) -> bool:

@@ -124,6 +124,7 @@ def build_parser(
     if lead:  # (what history writes after the generation prompt, before a reply: the model writes it first)
         reasoning = p.optional(p.space() + p.literal(lead)) + reasoning
     tool_calls: Parser | None = None
+    after_calls: p.Rule | None = None
     trigger = ""
     without_fallback: Parser | None = None
     if request.json_schema is not None:
@@ -135,7 +136,10 @@ def build_parser(
         if calls_builder is not None:
             tool_calls, trigger = calls_builder(analysis, request, for_grammar=for_grammar)
         else:
-            tool_calls = calls_part(analysis, request, for_grammar=for_grammar)
+            # (parsing) the output's end after the calls, in the format's form: tagged
+            # values read by the whole output's reading first (its body is set below)
+            after_calls = None if for_grammar else p.rule("after-the-calls")
+            tool_calls = calls_part(analysis, request, for_grammar=for_grammar, after_calls=after_calls)
             trigger = trigger_marker(analysis)
             if analysis.tools.format.content_after_calls:  # the template writes the turn's text after its calls
                 tool_calls = tool_calls + p.optional(text_until((), stops))
@@ -147,6 +151,7 @@ def build_parser(
         # (parsing) after the calls, any end-of-turn marker ends the output, even
         # one the format also uses (GigaChat 3 begins its call turn with <|message_sep|>)
         ends = stops if for_grammar else tuple(dict.fromkeys(stops + tuple(m for m in map(strip_ws, analysis.turn_end) if m)))
+        exact_tail = closers + (p.optional(text_until((), stops)) + ending(ends) if content_after else ending(ends))
         if (trigger or json_starts or calls_builder is not None) and not for_grammar and not content_after:
             # text after the calls is content
             tail = closers + p.choice(ending(ends), text_to_end(stops))
@@ -176,6 +181,8 @@ def build_parser(
             with_calls = p.choice(p.space() + rest, text_until(("[",), stops, then=rest) + rest)
         else:
             with_calls = p.space() + tool_calls + tail
+        if after_calls is not None:  # (the calls end the output: no text after them, nor between)
+            after_calls.body = exact_tail
         if request.tool_choice is ToolChoice.REQUIRED:
             body = reasoning + with_calls
         else:

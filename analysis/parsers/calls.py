@@ -14,6 +14,7 @@ from analysis.parsers.request import ChatRequest
 from analysis.parsers.schemas import ANY_TOOL, tool_functions
 from analysis.parsers.tagged_calls import tag_call
 from analysis.phases.result import (
+    CallIdPosition,
     TemplateAnalysis,
     ToolFormat,
 )
@@ -22,19 +23,25 @@ from peg import combinators as p
 from peg.combinators import Parser
 
 
-def calls_part(analysis: TemplateAnalysis, request: ChatRequest, for_grammar: bool = False) -> Parser:
+def calls_part(analysis: TemplateAnalysis, request: ChatRequest, for_grammar: bool = False, after_calls: Parser | None = None) -> Parser:
     """The tool-call part: calls of the request's functions, in array, per-call
-    and section markers (``for_grammar``: as the grammar constrains them)."""
+    and section markers (``for_grammar``: as the grammar constrains them).
+
+    ``after_calls`` (parsing): what reads after the last call's section to the
+    output's end in the format's form.  Given it, tagged string values are read
+    by the whole output's reading first (see :func:`read_tagged_args`)."""
     fmt = analysis.tools.format
     # (parsing) a call to a tool the request does not have is kept too
     functions = tool_functions(request) + ([] if for_grammar else [ANY_TOOL])
+    exact = after_calls is not None and not for_grammar and _reads_to_the_end(analysis)
+    after_call = p.rule("after-a-call") if exact else None
     if fmt.mode is ToolFormat.JSON_NATIVE:
         readings = [json_native_call(analysis, f, for_grammar) for f in functions]
         # every function's exact reading first, then the looser ones: the same call
         # (a name tells them apart), without a loose try of each name that is not it
         call = p.choice(*(exact for exact, _ in readings), *(loose for _, loose in readings if loose is not None))
     else:
-        call = p.choice(*(tag_call(analysis, f, for_grammar) for f in functions))
+        call = p.choice(*(tag_call(analysis, f, for_grammar, after_call) for f in functions))
     many = request.parallel_tool_calls or not for_grammar  # (see repeated_calls)
     if not for_grammar and fmt.mode is ToolFormat.JSON_NATIVE and not (fmt.per_call_start or fmt.section_start):
         call = p.optional(p.literal(PYTHON_TAG) + p.space()) + call
@@ -74,7 +81,36 @@ def calls_part(analysis: TemplateAnalysis, request: ChatRequest, for_grammar: bo
         calls = opener + calls + (close + p.space() if for_grammar else p.space() + close)
         if not for_grammar and strip_ws(fmt.section_start):  # (parsing) calls in several sections
             calls = p.one_or_more(calls)
+    if after_call is not None and after_calls is not None:
+        after_call.body = _after_a_call(analysis, after_calls)
     return calls
+
+
+def _after_a_call(analysis: TemplateAnalysis, after_calls: Parser) -> Parser:
+    """What follows a call's function close in the format's own form, read as
+    far as it decides the call's end: its closer, then the next call's opener,
+    or the section's closer and the next section's opener or ``after_calls``
+    (the output's end).  A value's text is held in a stream until this reads:
+    the closers and one opener at most."""
+    fmt, fn = analysis.tools.format, analysis.tools.function
+    call_start = strip_ws(fmt.per_call_start) or strip_ws(fn.name_prefix)
+    section_start, section_end = strip_ws(fmt.section_start), strip_ws(fmt.section_end)
+    after_section = p.choice(p.peek(p.literal(section_start)), after_calls) if section_start else after_calls
+    tail = p.literal(section_end) + p.space() + after_section if section_end else after_calls
+    close = p.literal(strip_ws(fmt.per_call_end)) + p.space() if strip_ws(fmt.per_call_end) else p.eps()
+    ahead = p.choice(p.peek(p.literal(call_start)), tail) if call_start else tail
+    return p.space() + close + ahead
+
+
+def _reads_to_the_end(analysis: TemplateAnalysis) -> bool:
+    """Whether tagged values are read by the whole output's reading: tagged
+    arguments, calls not in an array, no call id after the arguments."""
+    fmt = analysis.tools.format
+    return (
+        fmt.mode is ToolFormat.TAG_WITH_TAGGED
+        and not fmt.tools_array_wrapped
+        and analysis.tools.call_id.pos is not CallIdPosition.POST_ARGS
+    )
 
 
 def trigger_marker(analysis: TemplateAnalysis) -> str:

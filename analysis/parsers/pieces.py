@@ -105,6 +105,21 @@ def text_to_end(stops: Sequence[str]) -> Parser:
     return text_until((), stops) + ending(stops)
 
 
+def whole_reading_first(delimiters: Sequence[str], whole: Parser, local: Parser, wrap: Callable[[Parser], Parser] = lambda x: x) -> Parser:
+    """A text (captured by ``wrap``) that ends at the first of ``delimiters``
+    from which ``whole`` reads (the rest of the output in the format's form, as
+    far as it decides); only where none does, ``local``, as the format read it
+    before: a value quoting every closer after it, ``'</parameter></invoke>'``,
+    is its text where the output goes on past the quote in no other form."""
+    ends = p.peek(p.choice(*(p.literal(d) for d in delimiters)))
+    return p.choice(wrap(p.until(*delimiters, then=whole)) + ends, local)
+
+
+def output_end(analysis: TemplateAnalysis) -> Parser:
+    """The end of the output after the calls, exactly: whitespace and the turn's end markers."""
+    return ending(tuple(dict.fromkeys((*turn_end_markers(analysis), *(m for m in map(strip_ws, analysis.turn_end) if m)))))
+
+
 def followed_by(texts: Sequence[str], space: bool = True) -> Parser:
     """A look-ahead: one of ``texts`` comes next (after whitespace, with ``space``)."""
     ahead = p.choice(*(p.literal(t) for t in dict.fromkeys(texts) if t))
@@ -164,7 +179,7 @@ def typed_value(schema: Any, rule: str, end: Parser, text: Parser | None = None,
 
 
 def quoted_to_next_argument(
-    quote: str, boundaries: Sequence[str], end: Parser, inside: Callable[[Parser], Parser] = lambda x: x, escape: str = ""
+    quote: str, boundaries: Sequence[str], end: Parser, inside: Callable[[Parser], Parser] = lambda x: x, escape: str = "", whole: Parser | None = None
 ) -> Parser:
     """A string in ``quote`` (its inside wrapped by ``inside``), followed by
     ``end``, in a format that writes values between separators (Gemma 4,
@@ -173,9 +188,14 @@ def quoted_to_next_argument(
     ``city="Paris "Île""``, is the value's text); one whose closing quote is
     left out ends before the first of ``boundaries`` (the next argument's
     name, the call's end).  On partial input, a string is shown short of
-    those boundaries until it closes."""
+    those boundaries until it closes.  Given ``whole`` (what reads after the
+    closing quote where the rest of the output fits the format), the first
+    quote from which it reads ends the string first."""
     closing = p.literal(quote) + end
     closed = p.literal(quote) + inside(p.until(quote, held=boundaries, escape=escape, then=closing)) + closing
+    if whole is not None:  # the whole output's reading first (see whole_reading_first)
+        to_end = p.literal(quote) + whole
+        closed = p.choice(p.literal(quote) + inside(p.until(quote, held=boundaries, escape=escape, then=to_end)) + closing, closed)
     if not boundaries:
         return closed
     unclosed = p.literal(quote) + inside(p.until(quote, *boundaries, escape=escape)) + followed_by(boundaries, space=False)

@@ -33,7 +33,9 @@ def _call_id_between(analysis: TemplateAnalysis, for_grammar: bool) -> Parser:
     return p.optional(marker(cid.prefix, for_grammar) + tags.tool_id(p.until(strip_ws(cid.suffix) or "{")))
 
 
-def tag_call(analysis: TemplateAnalysis, function: Mapping[str, Any], for_grammar: bool = False) -> Parser:
+def tag_call(analysis: TemplateAnalysis, function: Mapping[str, Any], for_grammar: bool = False, after_call: Parser | None = None) -> Parser:
+    """One call in a tag format: its name (and id) markers, then its arguments,
+    JSON or tagged (``after_call``: see :func:`read_tagged_args`)."""
     tools = analysis.tools
     fmt, fn, cid = tools.format, tools.function, tools.call_id
     name = function["name"]
@@ -53,7 +55,7 @@ def tag_call(analysis: TemplateAnalysis, function: Mapping[str, Any], for_gramma
         follows = [close] if close else [opener] if markup(opener) else []
         parts.append(json_arguments(function, follows, for_grammar))
     else:
-        parts.append(tagged_args(analysis, function, for_grammar))
+        parts.append(tagged_args(analysis, function, for_grammar, after_call))
     if cid.pos is CallIdPosition.POST_ARGS and cid.prefix:
         call_id = tags.tool_id(p.until(strip_ws(cid.suffix) or "\n"))
         parts.append(p.optional(p.space() + marker(cid.prefix, for_grammar) + call_id + marker(cid.suffix, for_grammar)))
@@ -65,14 +67,14 @@ def tag_call(analysis: TemplateAnalysis, function: Mapping[str, Any], for_gramma
     return p.seq(*parts)
 
 
-def tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any], for_grammar: bool = False) -> Parser:
+def tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any], for_grammar: bool = False, after_call: Parser | None = None) -> Parser:
     """Tagged arguments.  For parsing, :func:`read_tagged_args`.
     For the grammar (``for_grammar``): the schema's required arguments present, the
     others at most once (:func:`argument_set`), no unknown names unless
     ``additionalProperties`` allows them, string enums as their values, other
     values as JSON constrained by their schema."""
     if not for_grammar:
-        return read_tagged_args(analysis, function)
+        return read_tagged_args(analysis, function, after_call)
     a = analysis.tools.arguments
     params = parameters_of(function)
     properties = properties_of(params)

@@ -27,14 +27,22 @@ from peg.combinators import UNBOUNDED, Parser
 CDATA_OPEN, CDATA_CLOSE = "<![CDATA[", "]]>"
 
 
-def read_tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any]) -> Parser:
+def read_tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any], after_call: Parser | None = None) -> Parser:
     """Tagged arguments as parsing reads them: in any order, each optional,
     names not in the schema too.  A value is read by the parameter's schema
     (:func:`typed_value`): a string schema's value is the text up to its
     closer; any other is the first of JSON or a Python literal that fills the
     value up to its end, else the text as written, a string (the call is
     kept; the schema check reports it).  A value's closer may be missing: it
-    ends at the next argument's opener or the call's close."""
+    ends at the next argument's opener or the call's close.
+
+    ``after_call``: what reads from the end of the call to the end of the
+    output in the format's own form (the rest of the calls, the closers, the
+    turn's end).  Given it, a string value ends first at the first closer from
+    which the call closes and all the rest of the output reads so (the one
+    reading of the whole output: a value that quotes the closers of a value, a
+    call and a section, ``'</arg_value></tool_call>'``, is its text); only
+    where none does, as without it."""
     a = analysis.tools.arguments
     name_prefix, value_end = strip_ws(a.name_prefix), strip_ws(a.value_suffix)
     function_close = strip_ws(analysis.tools.function.close)
@@ -68,6 +76,10 @@ def read_tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any]) ->
     # where none does, at a repair (its closer left out: the next argument, the call's close)
     after = _after_a_value(analysis, call_ends)
     string_value = p.tag(TOOL_ARG_STRING, p.until(*exact_ends, then=after, repairs=repairs, repair_then=after))
+    if after_call is not None:  # (the whole output's reading first: see the docstring)
+        to_end = _after_a_value_to_end(analysis, after_call)
+        whole = p.tag(TOOL_ARG_STRING, p.until(*exact_ends, then=to_end)) + p.peek(p.choice(*(p.literal(e) for e in exact_ends)))
+        string_value = p.choice(whole, string_value)
     if name_prefix.startswith("<"):
         # XML's escape for text with markup in it: <![CDATA[a <b> & c]]> is the text inside (MiniCPM5);
         # once the opener is seen the branch cannot fail (a missing "]]>" ends at the value's end)
@@ -128,6 +140,19 @@ def _after_a_value(analysis: TemplateAnalysis, call_ends: Sequence[str]) -> Pars
     function_close = strip_ws(analysis.tools.function.close)
     close = p.literal(function_close) + call_end if function_close and function_close != strip_ws(a.value_suffix) else call_end
     return p.optional(marker(a.value_suffix)) + p.choice(next_argument, close, call_end)
+
+
+def _after_a_value_to_end(analysis: TemplateAnalysis, after_call: Parser) -> Parser:
+    """What reads after a tagged string value where the whole output reads in
+    the format's form: its closer, then the next argument's name, or the
+    function's close and ``after_call`` (the rest of the output)."""
+    a = analysis.tools.arguments
+    name_close = _name_close(a) if strip_ws(a.name_suffix) else p.eps()
+    next_argument = marker(a.name_prefix) + p.chars(NAME_CHARS, 1, UNBOUNDED) + p.peek(name_close)
+    function_close = strip_ws(analysis.tools.function.close)
+    close = p.space() + p.literal(function_close) if function_close and function_close != strip_ws(a.value_suffix) else p.eps()
+    value_close = marker(a.value_suffix) if strip_ws(a.value_suffix) else p.eps()
+    return p.rule("value-to-the-end", value_close + p.choice(next_argument, close + after_call))
 
 
 #: The whitespace models put between a value's closer and the next marker.

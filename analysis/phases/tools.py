@@ -325,16 +325,20 @@ def _tag_outer_markers(section: str, log: PhaseLog, cmp: Comparison, state: _Sta
 
 
 def _t2_per_call(prober: Prober, log: PhaseLog, reasoning: ReasoningAnalysis, state: _State) -> None:
-    """One call vs two: if the second call repeats the opening marker, it is per call."""
+    """One call vs two: if the second call repeats the opening marker, it is per
+    call; when T1 took a second marker for the per-call opener and the second
+    call does not repeat it, both markers open the section (``<]minimax[>[tool_call]``)."""
     opener = strip_ws(state.fmt.section_start)
-    if not prober.caps.supports_parallel_tool_calls or not opener or state.fmt.per_call_start:
+    if not prober.caps.supports_parallel_tool_calls or not opener:
         return
     cmp = prober.compare(
         "T2 one call vs two calls",
         _calls(tool_call()),
         _calls(tool_call(), tool_call(FUN_B, call_id=ID_B)),
     )
-    if cmp.output_b.count(opener) > cmp.output_a.count(opener):
+    if state.fmt.per_call_start:
+        _one_section_opener(cmp, log, state)
+    elif cmp.output_b.count(opener) > cmp.output_a.count(opener):
         state.fmt = replace(
             state.fmt,
             per_call_start=state.fmt.section_start,
@@ -344,6 +348,24 @@ def _t2_per_call(prober: Prober, log: PhaseLog, reasoning: ReasoningAnalysis, st
         )
         log.cite("tools.format.per_call_start", cmp)
         log.cite("tools.format.per_call_end", cmp)
+
+
+def _one_section_opener(cmp: Comparison, log: PhaseLog, state: _State) -> None:
+    """Both leading markers open the section when a second call repeats neither."""
+    fmt, inner = state.fmt, strip_ws(state.fmt.per_call_start)
+    section = state.first_call.diff.right if state.first_call is not None else ""
+    closer = strip_ws(fmt.per_call_end)
+    if cmp.output_b.count(inner) != cmp.output_a.count(inner) or not closer or closer not in section:
+        return
+    state.fmt = replace(
+        fmt,
+        section_start=fmt.section_start + fmt.per_call_start,
+        section_end=strip_ws(section[section.rfind(closer) :]),
+        per_call_start="",
+        per_call_end="",
+    )
+    log.cite("tools.format.section_start", cmp)
+    log.cite("tools.format.section_end", cmp)
 
 
 # --- T3 ----------------------------------------------------------------------------

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from analysis.probing.markers import MARKER_RE
+
 _PAIRS = (("<", ">"), ("[", "]"), ("◁", "▷"))
 _CLOSERS = dict(_PAIRS)
 
@@ -32,24 +34,40 @@ def _common_prefix_len(a: str, b: str) -> int:
     return i
 
 
+def _in_markers(text: str) -> list[tuple[int, int]]:
+    """The spans of the whole markers in ``text`` (a bracket inside one, as in
+    ``<]minimax[>``, opens or closes nothing)."""
+    return [m.span() for m in MARKER_RE.finditer(text)]
+
+
+def _covered(spans: list[tuple[int, int]], i: int) -> bool:
+    return any(start <= i < end for start, end in spans)
+
+
 def _open_marker_start(text: str) -> int:
     """Index of an unclosed ``<`` or ``[`` at the end of ``text``, or -1."""
     best = -1
+    spans: list[tuple[int, int]] | None = None
     for open_c, close_c in _PAIRS:
         i = text.rfind(open_c)
         if i > text.rfind(close_c):
-            best = max(best, i)
+            spans = _in_markers(text) if spans is None else spans
+            if not _covered(spans, i):
+                best = max(best, i)
     return best
 
 
 def _unopened_marker_end(text: str) -> int:
     """Length of a marker tail (``...>`` with no ``<`` before it) at the start of ``text``, or -1."""
     best = -1
+    spans: list[tuple[int, int]] | None = None
     for open_c, close_c in _PAIRS:
         i = text.find(close_c)
         j = text.find(open_c)
         if i >= 0 and (j < 0 or i < j):
-            best = max(best, i + 1)
+            spans = _in_markers(text) if spans is None else spans
+            if not _covered(spans, i):
+                best = max(best, i + 1)
     return best
 
 

@@ -21,7 +21,7 @@ from analysis.messages.tags import (
     TOOL_ARG_STRING,
 )
 from analysis.parsers.handlers.base import Handler, probe_call_render, with_tool_markers
-from analysis.parsers.pieces import argument_set, repeated_calls, typed_value
+from analysis.parsers.pieces import argument_set, output_end, repeated_calls, typed_value, whole_reading_first
 from analysis.parsers.repair import section_closer
 from analysis.parsers.request import ChatRequest
 from analysis.parsers.response_spec import call_field, marker
@@ -64,7 +64,7 @@ def markup_handler(name: str, dialect: str, section: str) -> Handler:
             arguments={"name_prefix": param, "name_suffix": '" string="true|false">', "value_prefix": "", "value_suffix": param_end},
         )
 
-    def call(function: Mapping[str, Any], for_grammar: bool, section_end: str = "") -> Parser:
+    def call(function: Mapping[str, Any], for_grammar: bool, section_end: str = "", section_start: str = "", end: Parser | None = None) -> Parser:
         params = function.get("parameters") or {}
         properties = params.get("properties") or {}
         names = sorted(properties, key=lambda n: -len(str(n)))
@@ -75,7 +75,13 @@ def markup_handler(name: str, dialect: str, section: str) -> Handler:
             # parameter, the invoke's or the section's end): a closer quoted in the value is its text
             follows = [p.literal(param), p.literal(invoke_end), *([p.literal(section_end)] if section_end else []), p.end()]
             after = p.literal(param_end) + p.space() + p.choice(*follows)
-            text = p.literal('true">') + p.tag(TOOL_ARG_STRING, p.until(param_end, then=after))
+            # the whole output's reading first: the closers, then the next parameter or invoke, or the section's end and the output's
+            after_section = p.choice(p.peek(p.literal(section_start)), end) if section_start and end is not None else (end or p.end())
+            section_tail = p.literal(section_end) + p.space() + after_section if section_end else after_section
+            invoke_tail = p.literal(invoke_end) + p.space() + p.choice(p.peek(p.literal(invoke)), section_tail)
+            whole = p.literal(param_end) + p.space() + p.choice(p.peek(p.literal(param)), invoke_tail)
+            local = p.tag(TOOL_ARG_STRING, p.until(param_end, then=after))
+            text = p.literal('true">') + whole_reading_first((param_end,), whole, local, lambda until: p.tag(TOOL_ARG_STRING, until))
             # a declared name (longest first, whole), else any (an argument the schema does not declare is kept: the schema check reports it)
             # (a name is complete, and shown, once its closing quote confirms it)
             arg_name = p.choice(*(p.literal(str(n)) + p.peek(p.literal('"')) for n in names), p.chars('[^"]', 1, UNBOUNDED) + p.peek(p.literal('"')))
@@ -99,7 +105,7 @@ def markup_handler(name: str, dialect: str, section: str) -> Handler:
 
     def calls(analysis: TemplateAnalysis, request: ChatRequest, for_grammar: bool = False) -> tuple[Parser, str]:
         start, end = analysis.tools.format.section_start or section_start, analysis.tools.format.section_end or section_end
-        one = p.choice(*(call(f, for_grammar, end) for f in tool_functions(request)))
+        one = p.choice(*(call(f, for_grammar, end, start, output_end(analysis)) for f in tool_functions(request)))
         # (parsing) the section's end left out before the turn's end marker
         close = section_closer(end, for_grammar)
         parser = p.literal(start) + p.space() + repeated_calls(one + p.space(), request, for_grammar) + close + p.space()

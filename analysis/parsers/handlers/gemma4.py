@@ -115,7 +115,7 @@ def gemma_to_json(text: str, complete: bool) -> str:
     return "".join(out)
 
 
-def _value_as_written(value: Parser, names: list[str]) -> Parser:
+def _value_as_written(value: Parser, names: list[str], stops: tuple[str, ...] = ()) -> Parser:
     """A value as models write it: a <|"|> string (streamed as it comes), else
     the first that fills the value's place up to the next argument or the
     call's end: a Gemma value, a JSON string ("Paris"), a Python one ('Paris'),
@@ -126,20 +126,25 @@ def _value_as_written(value: Parser, names: list[str]) -> Parser:
     boundaries = [f",{gap}{name}:" for name in names for gap in ("", " ")] + ["}" + CALL_END, CALL_END]
     # a string whose closing quote is missing ends where the next argument or the call's end starts
     # (the inside is the text, as written: read without a second scan for its quotes)
-    quoted = quoted_to_next_argument(QUOTE, boundaries if names else [], end, lambda until: p.tag(TOOL_ARG_RAW, until))
+    # (the whole output's reading first: after the call, no text follows a marker where the model stops)
+    next_name = p.choice(*(p.literal(n) for n in names)) + p.space() + p.literal(":") if names else p.chars("[A-Za-z0-9_]", 1, UNBOUNDED)
+    stopped = p.space() + p.choice(*(p.literal(s) for s in stops)) + p.space() + p.chars("[^ \t\r\n]", 1, 1) if stops else None
+    after_call = p.negate(stopped) if stopped is not None else p.eps()
+    whole = p.space() + p.choice(p.literal(",") + p.space() + next_name, p.literal("}") + p.space() + p.literal(CALL_END) + after_call)
+    quoted = quoted_to_next_argument(QUOTE, boundaries if names else [], end, lambda until: p.tag(TOOL_ARG_RAW, until), whole=whole)
     # (bare text never starts with the quote: a <|"|> string, shown as it came, that never closes breaks the call)
     bare = p.negate(p.literal(QUOTE)) + text_to_next_argument(boundaries if names else [], "[^,}]")
     others = typed_value({}, "gemma-arg", end, bare, own=[p.tag(TOOL_ARG_GEMMA, value)])
     return p.choice(quoted, others)
 
 
-def _call(function: dict[str, Any], value: Parser, for_grammar: bool = False) -> Parser:
+def _call(function: dict[str, Any], value: Parser, for_grammar: bool = False, stops: tuple[str, ...] = ()) -> Parser:
     """One call; parsing (not ``for_grammar``): its closing
     ``<tool_call|>`` may be missing or broken (what follows is then text)."""
     properties = (function.get("parameters") or {}).get("properties") or {}
     names = sorted(properties, key=lambda n: -len(str(n)))
     name_choice = p.choice(*(p.literal(str(n)) for n in names)) if names else p.chars("[A-Za-z0-9_]", 1, UNBOUNDED)
-    read = _value_as_written(value, [str(n) for n in names]) if not for_grammar else p.tag(TOOL_ARG_GEMMA, value)
+    read = _value_as_written(value, [str(n) for n in names], stops) if not for_grammar else p.tag(TOOL_ARG_GEMMA, value)
     arg = p.tag(TOOL_ARG, p.tag(TOOL_ARG_NAME, name_choice) + p.space() + p.literal(":") + p.space() + read)
     args = p.optional(arg + p.zero_or_more(p.space() + p.literal(",") + p.space() + arg))
     # (parsing) the closing brace left out: the call's end marker ends it
@@ -160,7 +165,8 @@ def build(
     thought = tags.reasoning_block(channel + p.space() + tags.reasoning(p.until(CHANNEL_CLOSE)) + p.optional(p.literal(CHANNEL_CLOSE)) + p.space())
     functions = tool_functions(request) if request.has_tools else []
     value = gemma_value()
-    call = p.choice(*(_call(dict(f), value) for f in functions)) if functions else None
+    stopping = (*turn_end_markers(analysis), TOOL_RESPONSE)  # (where a model stops: no text of its follows)
+    call = p.choice(*(_call(dict(f), value, stops=stopping) for f in functions)) if functions else None
     exact_call = p.choice(*(_call(dict(f), value, for_grammar=True) for f in functions)) if functions else None  # for the grammar
     stops = ([CALL_START] if call is not None else []) + ([CHANNEL_OPEN, CHANNEL_CLOSE] if extracts else [])
     # (parsing) the end of the turn an engine passes through: <turn|>, and

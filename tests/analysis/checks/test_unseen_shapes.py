@@ -398,3 +398,26 @@ def test_python_calls_in_a_section_of_the_templates_own_read_back(name: str, sta
         outcome = parsed_as_streamed(generated, output, size)
         assert outcome.ok and outcome.message.content == prose
         assert [(c.name, json.loads(c.arguments)) for c in outcome.message.tool_calls] == [("write", {"code": code, "n": 2}), ("write", {"code": "x"})]
+
+
+def test_markers_that_hold_the_other_brackets_read_back() -> None:
+    """Issue 33's new marker alphabets: ``<]minimax[>`` is one marker (the diff no
+    longer takes its ``[`` for an open ``[...]``), and a section opened by two
+    markers of which a second call repeats neither (``<]minimax[>[tool_call]``)
+    is one section, not a section and a per-call wrapper."""
+    from tests.reading import parsed_as_streamed
+
+    result = check_template(SMALL / "bracketed_markers.jinja", "bracketed_markers.jinja")
+    assert result.status is CheckStatus.OK, result.reason
+    assert result.analysis is not None
+    fmt = result.analysis.tools.format
+    assert (fmt.section_start.strip(), fmt.section_end, fmt.per_call_start, fmt.per_call_end) == ("<]minimax[>[tool_call]", "<]minimax[>[/tool_call]", "", "")
+    assert all(t.status is ProbeStatus.OK for t in result.round_trips), result.round_trips
+    tool = {"type": "function", "function": {"name": "write", "parameters": {"type": "object", "properties": {"code": {"type": "string"}}}}}
+    generated = auto_parser(load_template(SMALL / "bracketed_markers.jinja")).generate(ChatRequest.from_json({"messages": [{"role": "user", "content": "x"}], "tools": [tool]}))
+    code = "s = '</parameter></invoke><]minimax[>[/tool_call]'"
+    output = f'Quoting `<]minimax[>[tool_call]` first.\n<]minimax[>[tool_call]\n<invoke name="write">\n<parameter name="code">{code}</parameter>\n</invoke>\n<]minimax[>[/tool_call]<]/ai[>'
+    for size in (1, 4):
+        outcome = parsed_as_streamed(generated, output, size)
+        assert outcome.ok and outcome.message.content == "Quoting `<]minimax[>[tool_call]` first."
+        assert [(c.name, json.loads(c.arguments)) for c in outcome.message.tool_calls] == [("write", {"code": code})]

@@ -342,6 +342,29 @@ def test_an_argument_opener_inside_a_value_whose_closer_reads_is_the_values_text
         assert read(CODER, output)["tool_calls"] == [call(city=quoted)], quoted
 
 
+def test_a_value_quoting_every_closer_after_it_is_read_by_what_follows() -> None:
+    """Exact first, to the output's end (issue 34): a value that quotes all the
+    template writes after a value (``</arg_value>\n</tool_call>``) reads through
+    the quote to the closers after which the output ends or the next call
+    opens; the reading that would end it at the quote leaves text that fits no
+    form, so it is only a repair.  Streamed, the value is held until what
+    follows its closers decides."""
+    for quoted in ("print('</arg_value>\n</tool_call>')", "a</arg_value>\n</tool_call>b</arg_value>\n</tool_call>"):
+        output = f"<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>{quoted}</arg_value>\n</tool_call>"
+        assert read(GLM, output)["tool_calls"] == [call(city=quoted)], quoted
+        two = output + "\n<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Lyon</arg_value>\n</tool_call>"
+        assert read(GLM, two, parallel=True)["tool_calls"] == [call(city=quoted), call(city="Lyon")], quoted
+    quoted = "print('</parameter>\n</function>\n</tool_call>')"
+    output = f"<tool_call>\n<function=get_weather>\n<parameter=city>\n{quoted}\n</parameter>\n</function>\n</tool_call>"
+    assert read(CODER, output)["tool_calls"] == [call(city=quoted)]
+    # a later run of the closers makes the reading through them the one that fits the whole output
+    late = "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>\nDone: x</arg_value></tool_call>"
+    assert read(GLM, late)["tool_calls"] == [call(city="Paris</arg_value>\n</tool_call>\nDone: x")]
+    # where no reading fits the whole output (text after the calls), the value ends at the first closer, as before
+    done = "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>\nDone."
+    assert read(GLM, done)["tool_calls"] == [call(city="Paris")] and read(GLM, done)["content"] == "Done."
+
+
 @pytest.mark.parametrize(
     "template, output",
     [

@@ -34,6 +34,17 @@ def test_bracket_markers() -> None:
     assert (d.left, d.right) == ("[/INST]", "[/THINK]")
 
 
+def test_a_bracket_inside_a_whole_marker_opens_and_closes_nothing() -> None:
+    """``<]minimax[>`` is one marker: its ``[`` leaves no ``[...]`` open at the
+    prefix's end, and its ``]`` closes none at the suffix's start (issue 33)."""
+    d = diff_split('<]minimax[>\n<invoke name="aaa">', '<]minimax[>\n<invoke name="bbb">')
+    assert (d.prefix, d.left, d.right) == ("<]minimax[>\n", '<invoke name="aaa">', '<invoke name="bbb">')
+    d = diff_split("x\n<]/minimax[>", "y\n<]/minimax[>")
+    assert (d.left, d.right, d.suffix) == ("x", "y", "\n<]/minimax[>")
+    d = diff_split("<]mini", "<]minimax[>")  # (cut inside the marker: it moves out whole)
+    assert (d.prefix, d.left, d.right) == ("", "<]mini", "<]minimax[>")
+
+
 def test_insertion_only() -> None:
     d = diff_split("<|im_start|>assistant\n", "<|im_start|>assistant\n<think>\n")
     assert d.prefix == "<|im_start|>assistant\n" and d.left == "" and d.right == "<think>\n" and d.suffix == ""
