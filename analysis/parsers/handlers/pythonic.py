@@ -8,7 +8,7 @@ bare ``[`` in prose stays content: calls start only at the section marker.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -19,6 +19,7 @@ from analysis.parsers.handlers.base import Handler, probe_call_render, with_tool
 from analysis.parsers.pieces import (
     argument_set,
     ending,
+    output_end,
     quoted_to_next_argument,
     text_to_next_argument,
     text_until,
@@ -76,19 +77,29 @@ def _with_pythonic_markers(analysis: TemplateAnalysis, start: str, end: str, **c
     )
 
 
-def _call_list(request: ChatRequest, for_grammar: bool, closes: tuple[str, ...] = ()) -> Parser:
+def _next_call(functions: Sequence[Mapping[str, Any]]) -> Parser:
+    """A look-ahead: a call of one of ``functions`` starts here (its name and ``(``)."""
+    return p.peek(p.choice(*(p.literal(f"{f['name']}(") for f in functions)))
+
+
+def _call_list(request: ChatRequest, for_grammar: bool, closes: tuple[str, ...] = (), after_list: Parser | None = None) -> Parser:
     """``[call, call]`` (one call, for the grammar, without parallel tool calls);
-    when parsing, a ``]`` left out ends where one of ``closes`` follows."""
+    when parsing, a ``]`` left out ends where one of ``closes`` follows.
+    ``after_list``: what follows the list's ``]`` where the whole output reads
+    in the format's form (string values are read by that reading first)."""
     value = python_value()
     functions = tool_functions(request)
     # where a call ends: the list's end, or the next call
     ends = ["]", *(f",{gap}{f['name']}(" for f in functions for gap in ("", " "))]
-    call = p.choice(*(_call(f, value, for_grammar, ends) for f in functions))
+    after_call = None
+    if after_list is not None and not for_grammar and functions:
+        after_call = p.rule("after-a-python-call", p.space() + p.choice(p.literal(",") + p.space() + _next_call(functions), p.literal("]") + after_list))
+    call = p.choice(*(_call(f, value, for_grammar, ends, after_call) for f in functions))
     more = p.zero_or_more(p.space() + p.literal(",") + p.space() + call) if request.parallel_tool_calls or not for_grammar else p.eps()
     return p.literal("[") + p.space() + call + more + p.space() + or_left_out("]", closes, for_grammar)
 
 
-def _value_as_written(value: Parser, names: list[str], ends: list[str]) -> Parser:
+def _value_as_written(value: Parser, names: list[str], ends: list[str], after_call: Parser | None = None) -> Parser:
     """A value as models write it: a string (streamed as it comes), else the
     first that fills the value's place up to the next argument or the call's
     end: a Python literal, JSON, or text (``3 days``, a broken ``[1,``), kept
@@ -101,12 +112,17 @@ def _value_as_written(value: Parser, names: list[str], ends: list[str]) -> Parse
     boundaries = [f",{gap}{name}=" for name in names for gap in ("", " ")] + [")" + e for e in ends]
     # (one scan for a string's inside, escapes and all)
     inside = lambda until: p.tag(TOOL_ARG_PY_STRING, until)  # noqa: E731 - (a quote inside is text: exact reading)
-    string = p.choice(*(quoted_to_next_argument(quote, boundaries if names else [], end, inside, escape="\\") for quote in "'\""))
+    # (the whole output's reading first: after the quote, the next argument, or the call's end and what follows it)
+    whole = None
+    if after_call is not None:
+        next_argument = p.choice(*(p.literal(n) for n in names)) + p.space() + p.literal("=") if names else p.chars("[A-Za-z0-9_]", 1, UNBOUNDED)
+        whole = p.space() + p.choice(p.literal(",") + p.space() + next_argument, p.literal(")") + after_call)
+    string = p.choice(*(quoted_to_next_argument(quote, boundaries if names else [], end, inside, escape="\\", whole=whole) for quote in "'\""))
     bare = text_to_next_argument(boundaries if names else [], "[^,)]")
     return p.choice(string, typed_value({}, "pythonic-value", end, bare, own=[p.tag(TOOL_ARG_PY, value)]))
 
 
-def _call(function: Mapping[str, Any], value: Parser, for_grammar: bool = False, ends: list[str] | None = None) -> Parser:
+def _call(function: Mapping[str, Any], value: Parser, for_grammar: bool = False, ends: list[str] | None = None, after_call: Parser | None = None) -> Parser:
     params = function.get("parameters") or {}
     properties = params.get("properties") or {}
     names = sorted(properties, key=lambda n: -len(str(n))) if isinstance(properties, Mapping) else []
@@ -118,7 +134,7 @@ def _call(function: Mapping[str, Any], value: Parser, for_grammar: bool = False,
         args = argument_set([argument(n) for n in required], [argument(str(n)) for n in names if str(n) not in required], None)
         return p.literal(function["name"]) + p.literal("(") + p.space() + args + p.literal(")")
     name_choice = p.choice(*(p.literal(str(n)) for n in names)) if names else p.chars("[A-Za-z0-9_]", 1, UNBOUNDED)
-    as_written = _value_as_written(value, [str(n) for n in names], ends or ["]"])
+    as_written = _value_as_written(value, [str(n) for n in names], ends or ["]"], after_call)
     arg = p.tag(TOOL_ARG, p.tag(TOOL_ARG_NAME, name_choice) + p.space() + p.literal("=") + p.space() + as_written)
     # (parsing) a comma left out between arguments is read too: vLLM's Gemma 3 pythonic template writes none
     args = p.optional(arg + p.zero_or_more(p.space() + p.optional(p.literal(",")) + p.space() + arg) + p.space())
@@ -131,7 +147,8 @@ def calls(analysis: TemplateAnalysis, request: ChatRequest, for_grammar: bool = 
     """``<|tool_call_start|>[call, call]<|tool_call_end|>``."""
     # (parsing) the list's end and the section's end left out before the turn's end marker
     stops = turn_end_markers(analysis)
-    calls = _call_list(request, for_grammar, (SECTION_END, *stops))
+    after_list = p.space() + p.literal(SECTION_END) + p.space() + p.choice(p.peek(p.literal(SECTION_START)), output_end(analysis))
+    calls = _call_list(request, for_grammar, (SECTION_END, *stops), after_list)
     parser = p.literal(SECTION_START) + p.space() + calls + p.space() + section_closer(SECTION_END, for_grammar) + p.space()
     if not for_grammar:  # calls in several <|tool_call_start|> blocks
         parser = p.one_or_more(parser)
@@ -227,7 +244,15 @@ def calls_section(analysis: TemplateAnalysis, request: ChatRequest, for_grammar:
     gaps = (per_call_end, ",", ", ") if per_call_end else (",", ", ")
     ends = [end, *(f"{gap}{f['name']}(" for f in functions for gap in gaps)]
     value = python_value()
-    call = p.choice(*(_call(f, value, for_grammar, ends) for f in functions))
+    after_call = None
+    if not for_grammar and functions:  # (the whole output's reading first: see _call_list)
+        after_section = p.space() + p.choice(p.peek(p.literal(start)), output_end(analysis))
+        section_tail = p.literal(end) + after_section if end else output_end(analysis)
+        gap_then = p.literal(per_call_end) if per_call_end else p.literal(",")
+        after_call = p.rule("after-a-python-call", p.space() + p.choice(gap_then + p.space() + _next_call(functions), section_tail))
+        if per_call_end:  # (the calls' line ends: the next call, else the section's end)
+            after_call.body = p.optional(p.literal(per_call_end)) + p.space() + p.choice(_next_call(functions), section_tail)
+    call = p.choice(*(_call(f, value, for_grammar, ends, after_call) for f in functions))
     if per_call_end:
         one = call + (p.literal(per_call_end) if for_grammar else p.space())
         gap: Parser = p.eps()

@@ -398,6 +398,10 @@ def test_python_calls_in_a_section_of_the_templates_own_read_back(name: str, sta
         outcome = parsed_as_streamed(generated, output, size)
         assert outcome.ok and outcome.message.content == prose
         assert [(c.name, json.loads(c.arguments)) for c in outcome.message.tool_calls] == [("write", {"code": code, "n": 2}), ("write", {"code": "x"})]
+    # a value written unescaped that quotes its own end, the call's and the section's (the whole output's reading)
+    quoted = f"x')\n{end}"
+    outcome = parsed_as_streamed(generated, f"{start}write(code='{quoted}')\n{end}<|end|>", 3)
+    assert [(c.name, json.loads(c.arguments)) for c in outcome.message.tool_calls] == [("write", {"code": quoted})]
 
 
 def test_markers_that_hold_the_other_brackets_read_back() -> None:

@@ -108,6 +108,24 @@ def test_lfm2_bare_bracket_is_content_and_calls_need_the_marker() -> None:
 
 
 @needs_shared
+def test_lfm2_string_quoting_its_own_quote_and_markers_is_read_by_the_whole_output() -> None:
+    """LFM2 writes a string value unescaped (``city='print('<|tool_call_start|>[')'``):
+    the value ends at the quote after which the call, the list and the section
+    close and the output ends (or the next call or section starts), not at the
+    first quote followed by ``)`` (issue 34)."""
+    from tests.reading import parsed_as_streamed
+
+    parser = AutoParser(ChatTemplate(load_template(ZOO / "LFM2.5-8B-A1B.jinja"), clock=FROZEN_CLOCK))
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {"s": {"type": "string"}}}}}]
+    g = parser.generate(ChatRequest.from_json({"messages": [{"role": "user", "content": "Hi"}], "tools": tools, "parallel_tool_calls": True}))
+    for value in ("print('<|tool_call_start|>[')", "print(']<|tool_call_end|>')", "x')]<|tool_call_end|>"):
+        for output in (f"<|tool_call_start|>[f(s='{value}')]<|tool_call_end|><|im_end|>", f"<|tool_call_start|>[f(s='{value}'), f(s='c')]<|tool_call_end|>"):
+            outcome = parsed_as_streamed(g, output, 3)
+            want = [{"s": value}] + ([{"s": "c"}] if "s='c'" in output else [])
+            assert outcome.ok and [json.loads(c.arguments) for c in outcome.message.tool_calls] == want, (value, output)
+
+
+@needs_shared
 @pytest.mark.parametrize(
     "template, wrap",
     [
