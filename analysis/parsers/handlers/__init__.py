@@ -39,6 +39,7 @@ def registry() -> tuple[Handler, ...]:
     return (
         harmony.HANDLER,
         functionary32.HANDLER,
+        functionary32.V2_HANDLER,
         pythonic.HANDLER,
         pythonic.LIST_HANDLER,
         pythonic.SECTION_HANDLER,

@@ -1,22 +1,27 @@
-"""Functionary v3.2: recipients after ``>>>``: ``all`` then content, or a
-function name then its JSON arguments; several in a row (``>>>f\\n{..}>>>g\\n{..}``)."""
+"""Functionary's recipients: v3.2 writes each message after ``>>>``: ``all``
+then content, or a function name then its JSON arguments; several in a row
+(``>>>f\\n{..}>>>g\\n{..}``).  v2 writes the same with a longer recipient
+marker and separator (``\\n<|from|>assistant\\n<|recipient|>f\\n<|content|>{..}``),
+read from the template's renders."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from analysis.messages import tags
 from analysis.parsers.builder import BuiltParser
-from analysis.parsers.handlers.base import Handler, with_tool_markers
+from analysis.parsers.handlers.base import Handler, probe_call_render, with_tool_markers
 from analysis.parsers.json_calls import json_arguments
 from analysis.parsers.pieces import ending, repeated_calls, turn_end_markers
+from analysis.parsers.pieces import marker as spaced
 from analysis.parsers.reasoning import boilerplate_and_reasoning_start
 from analysis.parsers.request import ChatRequest
 from analysis.parsers.response_spec import NAME, call_field, marker, turn_ends
 from analysis.parsers.schemas import tool_functions
 from analysis.phases.result import PrefillOutcome, TemplateAnalysis, ToolFormat
-from analysis.probing.markers import strip_ws
-from analysis.probing.probes import Prober, conversation
+from analysis.probing.markers import last_marker, strip_ws
+from analysis.probing.probes import FUN_A, FUN_B, Prober, assistant, conversation, tool_call
 from peg import combinators as p
 
 MARK = ">>>"
@@ -36,12 +41,51 @@ def refine(analysis: TemplateAnalysis, source: str) -> TemplateAnalysis:
     )
 
 
+def _prompt_marker(prober: Prober) -> str:
+    """The marker the generation prompt (with tools) ends with, or ""."""
+    out = (prober.render_shaped(conversation(generation_prompt=True, tools=True)) or "").rstrip()
+    match = last_marker(out)
+    return match.group() if match is not None and match.end() == len(out) else ""
+
+
+def detect_v2(source: str, prober: Prober) -> str | None:
+    """The generation prompt ends with a recipient marker (``<|recipient|>``)
+    that the template writes before ``all`` and before a call's function name
+    (a template without calls is left to the reply's lead)."""
+    mark = _prompt_marker(prober)
+    if mark and mark != MARK and f"{mark}all" in source and f"{mark}{FUN_A}" in probe_call_render(prober):
+        return f"the generation prompt ends with {mark} (a recipient follows: all, or a function, as a probe call renders)"
+    return None
+
+
+def measure_v2(analysis: TemplateAnalysis, prober: Prober) -> TemplateAnalysis:
+    """The recipient marker (what precedes each message's recipient, from the
+    render of two calls) and the separator after a recipient (what follows a
+    function's name, before its JSON arguments)."""
+    mark = _prompt_marker(prober)
+    two = prober.render_shaped(conversation(assistant(content="", calls=[tool_call(), tool_call(FUN_B)]))) or ""
+    first, second = two.rfind(FUN_A), two.rfind(FUN_B)  # (the calls, after the tools listed)
+    brace = two.find("{", first)
+    if not mark or first < 0 or second < 0 or brace < 0:
+        return analysis
+    try:
+        _, end = json.JSONDecoder().raw_decode(two, brace)
+    except ValueError:
+        return analysis
+    between, separator = strip_ws(two[end:second]), two[first + len(FUN_A) : brace]
+    if not between.endswith(mark):
+        return analysis
+    function = {"name_prefix": "", "name_suffix": separator, "close": ""}
+    return with_tool_markers(analysis, ToolFormat.TAG_WITH_JSON, format={"per_call_start": between}, function=function)
+
+
 def build(
     analysis: TemplateAnalysis, request: ChatRequest, generation_prompt: str, continued_text: str, prefill: PrefillOutcome, for_grammar: bool = False
 ) -> BuiltParser:
     boilerplate, _ = boilerplate_and_reasoning_start(generation_prompt, continued_text, analysis, prefill)
-    if MARK in boilerplate:  # the recipient after the last >>> is the model's
-        boilerplate = boilerplate[: boilerplate.rfind(MARK) + len(MARK)]
+    mark, separator = strip_ws(analysis.tools.format.per_call_start) or MARK, analysis.tools.function.name_suffix or "\n"
+    if mark in boilerplate:  # the recipient after the last >>> is the model's
+        boilerplate = boilerplate[: boilerplate.rfind(mark) + len(mark)]
     functions = tool_functions(request) if request.has_tools else []
     # (parsing) the end-of-turn marker an engine passes through is dropped
     stops = () if for_grammar else turn_end_markers(analysis)
@@ -49,20 +93,20 @@ def build(
     # (parsing) text ends at the first >>> from which the rest of the output reads
     # (a recipient and its text or call, to the end): a >>> quoted in prose is prose
     rest = p.rule("segments-to-end")
-    text = p.until(MARK, stops=stops) if for_grammar else p.until(MARK, stops=stops, then=rest, tentative=True)
-    segments = [p.literal("all") + p.space() + tags.content(text)]
+    text = p.until(mark, stops=stops) if for_grammar else p.until(mark, stops=stops, then=rest, tentative=True)
+    segments = [p.literal("all") + spaced(separator) + tags.content(text)]
     for f in functions:
         # (parsing) arguments that are not JSON are kept as written, up to the next >>>
-        args = json_arguments(f, (MARK,), for_grammar)
-        segments.insert(0, tags.tool(tags.tool_name(p.literal(f["name"])) + p.literal("\n") + p.space() + args))
+        args = json_arguments(f, (mark,), for_grammar)
+        segments.insert(0, tags.tool(tags.tool_name(p.literal(f["name"])) + spaced(separator) + args))
     segment = p.choice(*segments)
-    rest.body = p.zero_or_more(p.space() + p.literal(MARK) + segment) + end
+    rest.body = p.zero_or_more(p.space() + p.literal(mark) + segment) + end
     if request.parallel_tool_calls or not functions or not for_grammar:  # (see repeated_calls)
-        body = segment + p.zero_or_more(p.space() + p.literal(MARK) + segment) + end
+        body = segment + p.zero_or_more(p.space() + p.literal(mark) + segment) + end
     else:  # one call at most: the call, or text and then a call
         call, text = p.choice(*segments[:-1]), segments[-1]
-        body = p.choice(call, text + p.optional(p.space() + p.literal(MARK) + call)) + end
-    calls = repeated_calls(p.optional(p.literal(MARK)) + p.choice(*segments[:-1]) + p.space(), request, for_grammar) if functions else None
+        body = p.choice(call, text + p.optional(p.space() + p.literal(mark) + call)) + end
+    calls = repeated_calls(p.optional(p.literal(mark)) + p.choice(*segments[:-1]) + p.space(), request, for_grammar) if functions else None
     # no trigger (the prompt already ends with >>>): the grammar, when there are tools, covers the whole turn
     return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, calls, "", False)
 
@@ -72,12 +116,16 @@ def response_fields(analysis: TemplateAnalysis) -> dict[str, Any]:
     its JSON arguments; the next ``>>>`` or the end of turn closes it.  The
     anchor stops before the prompt's own ``>>>``, which opens the first."""
     ends = turn_ends(analysis)
-    closed = "|".join([f"(?={marker(MARK)})"] + [marker(m) for m in ends])
+    mark = strip_ws(analysis.tools.format.per_call_start) or MARK
+    closed = "|".join([f"(?={marker(mark)})"] + [marker(m) for m in ends])
     prompt = strip_ws(analysis.generation_prompt.text)
-    anchor = strip_ws(prompt[: prompt.rfind(MARK)]) if MARK in prompt else prompt
-    content = {"open_pattern": marker(MARK) + r"\s*all\b", "close_pattern": closed, "content": "text", "repeats": True, "join": ""}
-    calls = call_field(marker(MARK) + r"\s*(?!all\b)" + NAME + r"\s*", None, "json", close_pattern=closed)
+    anchor = strip_ws(prompt[: prompt.rfind(mark)]) if mark in prompt else prompt
+    separator = strip_ws(analysis.tools.function.name_suffix)  # (v2's <|content|>)
+    after = r"\s*" + (marker(separator) + r"\s*" if separator else "")
+    content = {"open_pattern": marker(mark) + r"\s*all\b" + after, "close_pattern": closed, "content": "text", "repeats": True, "join": ""}
+    calls = call_field(marker(mark) + r"\s*(?!all\b)" + NAME + after, None, "json", close_pattern=closed)
     return {"start_anchor": anchor, "fields": {"tool_calls": calls, "content": content}}
 
 
 HANDLER = Handler("functionary-v3.2", detect, refine, build=build, response_fields=response_fields)
+V2_HANDLER = Handler("functionary-v2", detect_v2, refine, build=build, measure=measure_v2, response_fields=response_fields)

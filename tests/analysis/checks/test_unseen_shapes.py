@@ -14,7 +14,7 @@ from analysis.generation.generator import auto_parser
 from analysis.parsers.request import ChatRequest
 from analysis.template.loading import load_template
 from tests.cli_helpers import run_cli
-from tests.conftest import MORE_KNOWN_FAILURES, PROJECT_TEMPLATES, ZOO, needs_shared
+from tests.conftest import MORE_KNOWN_FAILURES, PROJECT_TEMPLATES, SHARED, ZOO, needs_shared
 
 SMALL = PROJECT_TEMPLATES / "tests"
 
@@ -425,3 +425,29 @@ def test_markers_that_hold_the_other_brackets_read_back() -> None:
         outcome = parsed_as_streamed(generated, output, size)
         assert outcome.ok and outcome.message.content == "Quoting `<]minimax[>[tool_call]` first."
         assert [(c.name, json.loads(c.arguments)) for c in outcome.message.tool_calls] == [("write", {"code": code})]
+
+
+def test_recipient_messages_with_a_marker_and_separator_of_their_own_read_back() -> None:
+    """Issue 33's Functionary v2: each message names its recipient after
+    ``\\n<|from|>assistant\\n<|recipient|>`` and a separator (``\\n<|content|>``);
+    calls render only with string arguments.  The v3.2 handler's reading,
+    with the marker and the separator taken from the render of two calls;
+    prose that quotes the marker is text, whole and streamed."""
+    from tests.reading import parsed_as_streamed
+
+    result = check_template(SMALL / "recipient_calls.jinja", "recipient_calls.jinja")
+    assert result.status is CheckStatus.OK, result.reason
+    assert result.analysis is not None and result.analysis.handler == "functionary-v2"
+    assert (result.analysis.tools.format.per_call_start, result.analysis.tools.function.name_suffix) == ("<|from|>assistant\n<|recipient|>", "\n<|content|>")
+    assert all(t.status is ProbeStatus.OK for t in result.round_trips), result.round_trips
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
+    generated = auto_parser(load_template(SMALL / "recipient_calls.jinja")).generate(ChatRequest.from_json({"messages": [{"role": "user", "content": "x"}], "tools": tools}))
+    prose = "Each message starts with `\n<|from|>assistant\n<|recipient|>` and a name."
+    output = f'all\n<|content|>{prose}\n<|from|>assistant\n<|recipient|>get_weather\n<|content|>{{"city": "Paris"}}<|stop|>'
+    for size in (1, 6):
+        outcome = parsed_as_streamed(generated, output, size)
+        assert outcome.ok and outcome.message.content.strip() == prose
+        assert [(c.name, json.loads(c.arguments)) for c in outcome.message.tool_calls] == [("get_weather", {"city": "Paris"})]
+    result = check_template(SHARED / "templates-more" / "functionary-v2.jinja", "functionary-v2.jinja") if SHARED.exists() else None
+    if result is not None:  # the published template: its calls are probed and read back now
+        assert result.status is CheckStatus.OK and {t.probe for t in result.round_trips if t.status is ProbeStatus.OK} >= {"one call", "two calls", "reply"}
