@@ -451,3 +451,24 @@ def test_recipient_messages_with_a_marker_and_separator_of_their_own_read_back()
     result = check_template(SHARED / "templates-more" / "functionary-v2.jinja", "functionary-v2.jinja") if SHARED.exists() else None
     if result is not None:  # the published template: its calls are probed and read back now
         assert result.status is CheckStatus.OK and {t.probe for t in result.round_trips if t.status is ProbeStatus.OK} >= {"one call", "two calls", "reply"}
+
+
+def test_a_probe_the_template_raises_on_for_null_content_is_retried_with_empty_content() -> None:
+    """Issue 33's "a template that raises on None content": ``message.content |
+    length`` raises for null content ("object of type 'NoneType' has no
+    len()").  The reasoning-scope probe (R3) sends a calling turn with null
+    content; it is retried with "" and finds the reasoning written only with calls."""
+    from analysis.errors import TemplateRenderError
+    from analysis.generation.analyzer import analyze_template
+    from analysis.probing.probes import Comparison, assistant, conversation, tool_call
+    from analysis.template.rendering import ChatTemplate
+
+    template = ChatTemplate(load_template(SMALL / "null_content_raises.jinja"))
+    with pytest.raises(TemplateRenderError, match="has no len"):
+        template.render(conversation(assistant(content=None, calls=[tool_call()])))
+    record: list[Comparison] = []
+    analysis = analyze_template(template, record=record)
+    assert next(c.shape for c in record if c.name.startswith("R3")) == "content empty"
+    assert (analysis.reasoning.mode.value, analysis.reasoning.start, analysis.reasoning.end) == ("TOOLS_ONLY", "<think>", "</think>")
+    result = check_template(SMALL / "null_content_raises.jinja", "null_content_raises.jinja")
+    assert result.status is CheckStatus.OK and {t.probe for t in result.round_trips if t.status is ProbeStatus.OK} >= {"one call", "two calls", "reply"}
