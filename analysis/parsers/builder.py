@@ -171,8 +171,12 @@ def build_parser(
                 rest.body = tool_calls + (p.zero_or_more(closers + between + tool_calls) if between is not None else p.eps()) + tail
                 with_calls = _content_until(analysis, *starts, stops=stops, then=rest) + rest
         elif json_starts:
+            # (parsing) calls at the output's start, text after them content; after
+            # text, no marker tells a call from a JSON object quoted in prose: from
+            # the first call start from which the calls read to the output's end
             rest = p.rule("calls-to-end", tool_calls + tail)
-            with_calls = _content_until(analysis, *json_starts, stops=stops, then=rest) + rest
+            to_end = p.rule("glued-calls-to-end", tool_calls + closers + ending(ends))
+            with_calls = p.choice(p.space() + rest, _content_until(analysis, *json_starts, stops=stops, then=to_end) + to_end)
         elif _bare_json_array(analysis) and calls_builder is None and not for_grammar:
             # (parsing) a JSON call list with no marker before it: at the output's
             # start, or glued to text before it ("Let me check that.[{"name": …}]"):

@@ -472,3 +472,18 @@ def test_a_probe_the_template_raises_on_for_null_content_is_retried_with_empty_c
     assert (analysis.reasoning.mode.value, analysis.reasoning.start, analysis.reasoning.end) == ("TOOLS_ONLY", "<think>", "</think>")
     result = check_template(SMALL / "null_content_raises.jinja", "null_content_raises.jinja")
     assert result.status is CheckStatus.OK and {t.probe for t in result.round_trips if t.status is ProbeStatus.OK} >= {"one call", "two calls", "reply"}
+
+
+def test_text_glued_to_a_bare_json_call_object_reads_back() -> None:
+    """Issue 33's other glued form: one JSON object per call, no marker, right
+    after the turn's text (``Let me check that.{"name": …}``).  A call object
+    quoted in prose, with text after it, is text."""
+    result = check_template(SMALL / "json_object_glued.jinja", "json_object_glued.jinja")
+    assert result.status is CheckStatus.OK, result.reason
+    assert all(t.status is ProbeStatus.OK for t in result.round_trips), result.round_trips
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
+    generated = auto_parser(load_template(SMALL / "json_object_glued.jinja")).generate(ChatRequest.from_json({"messages": [{"role": "user", "content": "x"}], "tools": tools}))
+    message = generated.parse('Let me check that.{"name": "get_weather", "arguments": {"city": "Paris"}}<|end|>').message
+    assert message.content == "Let me check that." and [(c.name, json.loads(c.arguments)) for c in message.tool_calls] == [("get_weather", {"city": "Paris"})]
+    prose = 'Send {"name": "get_weather", "arguments": {}} and wait.'
+    assert generated.parse(prose).message.content == prose and not generated.parse(prose).message.tool_calls
