@@ -272,13 +272,16 @@ def _call(
 
 def _arguments_open(node: TagNode) -> bool:
     """Whether a call is still being written in a way that may yet not read:
-    raw arguments (JSON or Python, read whole) until they close, as nobody
-    knows before whether they read as an object; tagged arguments until the
-    call is complete, as a call cut inside a value or its header is no call.
+    until the call is complete, its own closer read (a closer broken after
+    arguments that read leaves the block text), as a call cut inside a value
+    or its header is no call; raw arguments (JSON or Python, read whole) also
+    until they close, as nobody knows before whether they read as an object.
     Until then the call is not shown."""
+    if not node.complete:
+        return True
     raw = node.find(TOOL_ARGS)
-    if not raw:  # (tagged arguments, or none yet)
-        return not node.complete
+    if not raw:  # (tagged arguments)
+        return False
     if not raw[0].complete or raw[0].find(TOOL_ARGS_UNREAD):  # (kept as written: no object, once finished)
         return True
     python = raw[0].find(TOOL_ARG_PY)

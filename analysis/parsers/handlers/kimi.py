@@ -95,7 +95,10 @@ def build(
     if not for_grammar:  # calls in several sections
         calls = p.one_or_more(calls)
     stray = p.eps() if for_grammar else p.zero_or_more(p.space() + p.choice(p.literal(SECTION_END), p.literal(CALL_END)))
-    with_calls = text_then(starts, calls + stray + ending(stops), stops, for_grammar)
+    # (parsing) text after the calls is content, as in the generic formats (a broken
+    # closer after a call that reads: the call is kept, what follows is text)
+    after = ending(stops) if for_grammar else p.choice(ending(stops), text_to_end(stops))
+    with_calls = text_then(starts, calls + stray + after, stops, for_grammar)
     body = reasoning + (with_calls if request.tool_choice is ToolChoice.REQUIRED else p.choice(with_calls, text_to_end(stops)))
     # the grammar switches on at a call (models also write calls without the section marker)
     return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, calls, CALL_START, extracts, p.literal(boilerplate) + reasoning + with_calls)
