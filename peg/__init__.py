@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     )
     from peg.engine import ParseResult, TagNode, parse
     from peg.errors import AutoparserError, GrammarError, PegError
+    from peg.first_chars import start_of
     from peg.gbnf_reader import read_gbnf
     from peg.gbnf_writer import schema_to_gbnf, to_gbnf
     from peg.json_stream import IncrementalJson
@@ -48,6 +49,7 @@ _EXPORTS = {
     "Tag": "combinators",
     "Until": "combinators",
     "parse": "engine",
+    "start_of": "first_chars",
     "partial_end": "partial",
     "held_back": "partial",
     "held_back_of": "partial",
@@ -97,6 +99,7 @@ __all__ = [
     "problems",
     "read_gbnf",
     "schema_to_gbnf",
+    "start_of",
     "to_gbnf",
 ]
 

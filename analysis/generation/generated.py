@@ -14,7 +14,7 @@ from analysis.generation.results import ParseOutcome, Trigger, TriggerKind
 from analysis.generation.shown_text import hold_open_reasoning, unshown_from, with_rest
 from analysis.messages.hooks import GENERIC, OutputHooks
 from analysis.messages.mapper import Message, map_finished, map_result
-from analysis.messages.tags import CONTENT, TOOL
+from analysis.messages.tags import CONTENT, CONTENT_HELD, TOOL
 from analysis.parsers.builder import BuiltParser
 from analysis.parsers.pieces import call_closers
 from analysis.parsers.prompting import Prompt
@@ -294,7 +294,9 @@ def _in_text_before_calls(prefix: ParseResult) -> bool:
     if frontier is None:
         return False
     if isinstance(frontier[0], Until):
-        return frontier[0].tentative
+        # (tentative text before calls, or the turn's text a section opener holds,
+        # Llama 4's <|python_start|>…<|python_end|>, still open: it may be prose)
+        return frontier[0].tentative or any(not n.complete for n in prefix.find(CONTENT_HELD))
     # a marker not begun at the very end, where no call is open: the output
     # ended between a reply's text and calls that never came
     begun = frontier[1] < len(prefix.text)

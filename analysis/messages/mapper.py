@@ -28,6 +28,7 @@ from analysis.messages.hooks import DROP, GENERIC, OutputHooks, Route
 from analysis.messages.pyliteral import decode_escapes, py_to_json
 from analysis.messages.tags import (
     CONTENT,
+    CONTENT_HELD,
     REASONING,
     REASONING_BLOCK,
     REASONING_UNOPENED,
@@ -357,6 +358,12 @@ class _Walk:
             return
         if node.name == CONTENT:
             self.content.append(node.text)
+            return
+        if node.name == CONTENT_HELD:
+            if node.complete or self.final:
+                self.content.append(node.text)
+            else:
+                self.held = True  # (it may yet be prose, and a call marker before it text: nothing after it shows)
             return
         if node.name == REASONING:
             self.reasoning.append(node.text)

@@ -38,6 +38,9 @@ from peg import combinators as p
 from peg.combinators import Parser
 
 CONTENT = "content"
+#: reply text shown only once complete (the turn's text a section opener holds,
+#: Llama 4's ``<|python_start|>…<|python_end|>``: until a call reads after it, it may be prose)
+CONTENT_HELD = "content-held"
 REASONING = "reasoning"
 REASONING_BLOCK = "reasoning-block"
 REASONING_UNOPENED = "reasoning-unopened"
@@ -60,6 +63,11 @@ TOOL_ARG_TYPED = "tool-arg-typed"
 def content(item: Parser) -> Parser:
     """``item`` read as reply text."""
     return p.tag(CONTENT, item)
+
+
+def content_held(item: Parser) -> Parser:
+    """``item`` read as reply text, shown once complete (see :data:`CONTENT_HELD`)."""
+    return p.tag(CONTENT_HELD, item)
 
 
 def reasoning(item: Parser) -> Parser:

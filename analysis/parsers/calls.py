@@ -21,6 +21,7 @@ from analysis.phases.result import (
 from analysis.probing.markers import MARKER_RE, strip_ws
 from peg import combinators as p
 from peg.combinators import Parser
+from peg.first_chars import start_of
 
 
 def calls_part(analysis: TemplateAnalysis, request: ChatRequest, for_grammar: bool = False, after_calls: Parser | None = None) -> Parser:
@@ -76,7 +77,12 @@ def calls_part(analysis: TemplateAnalysis, request: ChatRequest, for_grammar: bo
         opener = marker(fmt.section_start, for_grammar)
         pair = section_pair(analysis)
         if pair and not for_grammar:  # (parsing) the opener's two markers may hold the turn's text
-            opener = p.space() + p.literal(pair[0]) + tags.content(p.until(pair[1])) + p.literal(pair[1]) + p.space()
+            # (its text ends at the first second marker from which a call reads: one quoted in
+            # the text is text; a stream shows the text once that is decided)
+            first, _ = start_of(unit)  # (a look-ahead of one character where the call's first ones are known)
+            ahead = p.peek(p.choice(*(p.literal(c) for c in sorted(first)))) if first else unit
+            inside = p.until(pair[1], then=p.literal(pair[1]) + p.space() + ahead)
+            opener = p.space() + p.literal(pair[0]) + tags.content_held(inside) + p.literal(pair[1]) + p.space()
         close = section_closer(section_end, for_grammar)
         calls = opener + calls + (close + p.space() if for_grammar else p.space() + close)
         if not for_grammar and strip_ws(fmt.section_start):  # (parsing) calls in several sections
@@ -130,10 +136,15 @@ def trigger_marker(analysis: TemplateAnalysis) -> str:
 def section_pair(analysis: TemplateAnalysis) -> tuple[str, str] | None:
     """A section opener that is two markers with nothing between them when the
     turn has no text (Llama 4's ``<|python_start|><|python_end|>``, which holds
-    the turn's text when there is some), as (first, second); else None."""
+    the turn's text when there is some), the second closing the first, as
+    (first, second); else None (``<]minimax[>[tool_call]`` opens, twice)."""
     opener = strip_ws(analysis.tools.format.section_start)
     markers = MARKER_RE.findall(opener)
-    return (markers[0], markers[1]) if len(markers) == 2 and "".join(markers) == opener else None
+    if len(markers) != 2 or "".join(markers) != opener:
+        return None
+    first, second = markers
+    closing = {first.replace("start", "end"), first.replace("begin", "end"), first[:1] + "/" + first[1:], first[:2] + "/" + first[2:]} - {first}
+    return (first, second) if second in closing else None
 
 
 class CallsBuilder(Protocol):

@@ -123,6 +123,28 @@ def test_a_section_opener_of_two_markers_may_hold_the_turns_text() -> None:
     assert outcome.ok and outcome.message.content == "Checking." and json.loads(outcome.message.tool_calls[0].arguments) == {"city": "Paris"}
 
 
+def test_the_text_a_section_opener_holds_may_quote_the_opener() -> None:
+    """Issue 34, Llama 4: the turn's text inside <|python_start|>…<|python_end|>
+    ends at the first <|python_end|> after which a call starts; one quoted in
+    the text is text.  A stream shows that text once it is decided, so prose
+    that quotes the pair, with no call, is shown as the whole parse reads it;
+    a call cut off after it is still reported as cut."""
+    from tests.conftest import WEATHER_TOOLS
+    from tests.reading import parsed_as_streamed
+
+    generated = auto_parser(load_template(SMALL / "python_tags.jinja")).generate(ChatRequest.from_json({"messages": [{"role": "user", "content": "x"}], "tools": WEATHER_TOOLS}))
+    text = "I will use `<|python_start|><|python_end|>` now."
+    call = '{"name": "get_weather", "parameters": {"city": "Paris"}}'
+    for size in (1, 4):
+        outcome = parsed_as_streamed(generated, f"<|python_start|>{text}<|python_end|>{call}<|eot|>", size)
+        assert outcome.ok and outcome.message.content == text and json.loads(outcome.message.tool_calls[0].arguments) == {"city": "Paris"}
+        prose = "Write `<|python_start|><|python_end|>` to call a tool."
+        outcome = parsed_as_streamed(generated, prose + "<|eot|>", size)
+        assert outcome.ok and outcome.message.content == prose and not outcome.message.tool_calls
+    cut = generated.parse('<|python_start|>Let me check.<|python_end|>{"name": "get_weather", "parameters": {"city": "Par')
+    assert not cut.ok and cut.need_more and "cut off" in cut.warning
+
+
 # --- the templates-more collection: what passes, and why the rest cannot ------------------------
 
 MORE = ZOO.parent / "templates-more"
