@@ -13,7 +13,7 @@ from analysis.messages import tags
 from analysis.parsers.builder import BuiltParser
 from analysis.parsers.handlers.base import Handler, probe_call_render, with_tool_markers
 from analysis.parsers.json_calls import json_arguments
-from analysis.parsers.pieces import ending, repeated_calls, turn_end_markers
+from analysis.parsers.pieces import ending, repeated_calls, text_to_end, turn_end_markers
 from analysis.parsers.pieces import marker as spaced
 from analysis.parsers.reasoning import boilerplate_and_reasoning_start
 from analysis.parsers.request import ChatRequest
@@ -101,8 +101,11 @@ def build(
         segments.insert(0, tags.tool(tags.tool_name(p.literal(f["name"])) + spaced(separator) + args))
     segment = p.choice(*segments)
     rest.body = p.zero_or_more(p.space() + p.literal(mark) + segment) + end
+    # (parsing) text after the last message that no recipient opens is content, as
+    # after the generic formats' calls (a broken end-of-turn marker after a call)
+    tail = end if for_grammar else p.choice(end, text_to_end(stops))
     if request.parallel_tool_calls or not functions or not for_grammar:  # (see repeated_calls)
-        body = segment + p.zero_or_more(p.space() + p.literal(mark) + segment) + end
+        body = segment + p.zero_or_more(p.space() + p.literal(mark) + segment) + tail
     else:  # one call at most: the call, or text and then a call
         call, text = p.choice(*segments[:-1]), segments[-1]
         body = p.choice(call, text + p.optional(p.space() + p.literal(mark) + call)) + end

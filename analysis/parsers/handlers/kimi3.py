@@ -144,7 +144,10 @@ def build(
     one = p.choice(*(_call(f, for_grammar) for f in functions))
     calls = p.literal(TOOLS_OPEN) + repeated_calls(one, request, for_grammar) + p.optional(p.literal(TOOLS_CLOSE))
     tools = calls if request.tool_choice is ToolChoice.REQUIRED else p.optional(calls)
-    body = head + tools + turn_end + p.end()
+    # (parsing) text after the calls is content, as in the generic formats (a broken
+    # message close after the tools section: the calls that read are calls)
+    after = turn_end + p.end() if for_grammar else p.choice(turn_end + p.end(), tags.content(p.rest()))
+    body = head + tools + after
     # the lazy grammar runs from the trigger to the end of the turn
     return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, calls + turn_end, strip_ws(TOOLS_OPEN), extracts)
 

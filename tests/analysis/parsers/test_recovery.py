@@ -962,3 +962,31 @@ def test_functionarys_recipient_marker_quoted_in_prose_is_prose() -> None:
     assert [_json.loads(c.arguments) for c in outcome.message.tool_calls] == [{"city": "Paris"}]
     _, streamed, _ = stream_output(generated, both, 2)
     assert streamed.message == outcome.message
+
+
+@pytest.mark.parametrize(
+    "template, output, text",
+    [
+        # Kimi K2: a call whose own closer is broken
+        (
+            "Kimi-K2-Instruct.jinja",
+            '<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{"city": "Paris"}<|tool_cacall_end|><|tool_calls_section_end|>',
+            "<|tool_cacall_end|><|tool_calls_section_end|>",
+        ),
+        # Kimi K3: the message close broken after the tools section
+        (
+            K3,
+            '<|close|>think<|sep|><|open|>tools<|sep|><|open|>call tool="get_weather" index="1"<|sep|><|open|>argument key="city" type="string"<|sep|>'
+            "Paris<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|><|close|>mess<|close|<|end_of_msg|>",
+            "<|close|>mess<|close|<|end_of_msg|>",
+        ),
+        # Functionary v3.2: a broken end-of-turn marker after a call
+        ("meetkai-functionary-medium-v3.2.jinja", 'get_weather\n{"city": "Paris"}<|eot>>>>>>_id|>', "<|eot>>>>>>_id|>"),
+    ],
+)
+def test_text_after_a_handlers_calls_is_content_as_in_the_generic_formats(template: str, output: str, text: str) -> None:
+    """Block by block (issue 34): the call that reads is a call, and the broken
+    text after it is content, whole and streamed alike (a stream showed the
+    call; the whole parse used to keep the block as text)."""
+    message = read(template, output)
+    assert message["tool_calls"] == [call(city="Paris")] and message["content"].strip() == text
