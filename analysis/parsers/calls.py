@@ -88,23 +88,27 @@ def calls_part(analysis: TemplateAnalysis, request: ChatRequest, for_grammar: bo
         if not for_grammar and strip_ws(fmt.section_start):  # (parsing) calls in several sections
             calls = p.one_or_more(calls)
     if after_call is not None and after_calls is not None:
-        after_call.body = _after_a_call(analysis, after_calls)
+        after_call.body = _after_a_call(analysis, after_calls, [str(f["name"]) for f in functions if f.get("name")])
     return calls
 
 
-def _after_a_call(analysis: TemplateAnalysis, after_calls: Parser) -> Parser:
+def _after_a_call(analysis: TemplateAnalysis, after_calls: Parser, names: list[str]) -> Parser:
     """What follows a call's function close in the format's own form, read as
-    far as it decides the call's end: its closer, then the next call's opener,
-    or the section's closer and the next section's opener or ``after_calls``
-    (the output's end).  A value's text is held in a stream until this reads:
-    the closers and one opener at most."""
+    far as it decides the call's end: its closer, then the next call's opener
+    and function name (one of ``names``), or the section's closer and the next
+    section's opener or ``after_calls`` (the output's end).  A value's text is
+    held in a stream until this reads: the closers and one call's head at most."""
     fmt, fn = analysis.tools.format, analysis.tools.function
-    call_start = strip_ws(fmt.per_call_start) or strip_ws(fn.name_prefix)
+    per_call, name_prefix = strip_ws(fmt.per_call_start), strip_ws(fn.name_prefix)
+    call_start = per_call or name_prefix
     section_start, section_end = strip_ws(fmt.section_start), strip_ws(fmt.section_end)
     after_section = p.choice(p.peek(p.literal(section_start)), after_calls) if section_start else after_calls
     tail = p.literal(section_end) + p.space() + after_section if section_end else after_calls
     close = p.literal(strip_ws(fmt.per_call_end)) + p.space() if strip_ws(fmt.per_call_end) else p.eps()
-    ahead = p.choice(p.peek(p.literal(call_start)), tail) if call_start else tail
+    head = p.literal(call_start) + (p.space() + p.literal(name_prefix) if per_call and name_prefix else p.eps())
+    if names:  # (the next call's head, up to its function's name)
+        head = head + p.space() + p.choice(*(p.literal(n) for n in sorted(names, key=len, reverse=True)))
+    ahead = p.choice(p.peek(head), tail) if call_start else tail
     return p.space() + close + ahead
 
 

@@ -349,7 +349,7 @@ def test_a_value_quoting_every_closer_after_it_is_read_by_what_follows() -> None
     opens; the reading that would end it at the quote leaves text that fits no
     form, so it is only a repair.  Streamed, the value is held until what
     follows its closers decides."""
-    for quoted in ("print('</arg_value>\n</tool_call>')", "a</arg_value>\n</tool_call>b</arg_value>\n</tool_call>"):
+    for quoted in ("print('</arg_value>\n</tool_call>')", "a</arg_value>\n</tool_call>b</arg_value>\n</tool_call>", "a</arg_value>\n</tool_call>\n<tool_call>b"):
         output = f"<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>{quoted}</arg_value>\n</tool_call>"
         assert read(GLM, output)["tool_calls"] == [call(city=quoted)], quoted
         two = output + "\n<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Lyon</arg_value>\n</tool_call>"
