@@ -121,12 +121,18 @@ def response_fields(analysis: TemplateAnalysis) -> dict[str, Any]:
     ends = turn_ends(analysis)
     mark = strip_ws(analysis.tools.format.per_call_start) or MARK
     closed = "|".join([f"(?={marker(mark)})"] + [marker(m) for m in ends])
+    # (v2's marker is <|from|>assistant\n<|recipient|>: the prompt ends inside it, so the
+    # anchor stops before its last marker, and the first message begins there)
+    last = last_marker(mark)
+    recipient = last.group() if last is not None and last.end() == len(mark) else mark
+    lead = strip_ws(mark[: len(mark) - len(recipient)])
+    opened = (f"(?:{marker(lead)}\\s*)?" if lead else "") + marker(recipient)
     prompt = strip_ws(analysis.generation_prompt.text)
-    anchor = strip_ws(prompt[: prompt.rfind(mark)]) if mark in prompt else prompt
+    anchor = strip_ws(prompt[: prompt.rfind(recipient)]) if recipient in prompt else prompt
     separator = strip_ws(analysis.tools.function.name_suffix)  # (v2's <|content|>)
     after = r"\s*" + (marker(separator) + r"\s*" if separator else "")
-    content = {"open_pattern": marker(mark) + r"\s*all\b" + after, "close_pattern": closed, "content": "text", "repeats": True, "join": ""}
-    calls = call_field(marker(mark) + r"\s*(?!all\b)" + NAME + after, None, "json", close_pattern=closed)
+    content = {"open_pattern": opened + r"\s*all\b" + after, "close_pattern": closed, "content": "text", "repeats": True, "join": ""}
+    calls = call_field(opened + r"\s*(?!all\b)" + NAME + after, None, "json", close_pattern=closed)
     return {"start_anchor": anchor, "fields": {"tool_calls": calls, "content": content}}
 
 

@@ -96,7 +96,7 @@ def test_at_least_50_zoo_templates_with_calls_read_the_same() -> None:
     assert same >= 50, same
 
 
-@pytest.mark.parametrize("name", ["demo.jinja", "tests/json_array_ids.jinja", "tests/tag_json_call_id.jinja", "tests/wrapped_tools_only.jinja"])
+@pytest.mark.parametrize("name", ["demo.jinja", "tests/json_array_ids.jinja", "tests/tag_json_call_id.jinja", "tests/wrapped_tools_only.jinja", "tests/recipient_calls.jinja", "tests/bracketed_markers.jinja"])
 def test_project_templates_read_the_same(name: str) -> None:
     hf("transformers.utils.chat_parsing")
     report = export_checked(_parser(PROJECT_TEMPLATES / name), REQUEST)
