@@ -63,7 +63,12 @@ def turn_end_markers(analysis: TemplateAnalysis) -> tuple[str, ...]:
     """The template's end-of-turn markers that mean nothing else in its format
     (a marker the calls or reasoning also use is not dropped as a stop)."""
     used = [strip_ws(v) for v in analysis.marker_fields().values()]
-    return tuple(m for m in analysis.turn_end if m and not any(m in u for u in used))
+    # (an end marker that goes on after it, HyperCLOVA X's reasoning end "<|im_end|>\n<|im_start|>assistant"
+    # before the reply's own header or its section end "<|im_end|><|stop|>", does not end the output
+    # with it alone: there the marker is the turn's end)
+    fmt = analysis.tools.format
+    ends = {strip_ws(e) for e in (analysis.reasoning.end, fmt.section_end, fmt.per_call_end)} - {""}
+    return tuple(m for m in analysis.turn_end if m and not any(m in u and not (u in ends and u.startswith(m) and u != m) for u in used))
 
 
 def ending(stops: Sequence[str]) -> Parser:

@@ -64,7 +64,27 @@ def _r1_presence(prober: Prober, log: PhaseLog, result: ReasoningAnalysis) -> Re
         return result
     if REASONING_TEXT not in cmp.diff.right:
         return result
-    return _around_reasoning(cmp, log, ReasoningMode.TAG_BASED, result)
+    found = _around_reasoning(cmp, log, ReasoningMode.TAG_BASED, result)
+    header = _header_reasoning(cmp, found)
+    if header is None:
+        return found
+    log.cite("reasoning.start", cmp)
+    log.cite("reasoning.end", cmp)
+    return header
+
+
+def _header_reasoning(cmp: Comparison, found: ReasoningAnalysis) -> ReasoningAnalysis | None:
+    """Reasoning written as a message of its own whose role header goes on
+    with a word (HyperCLOVA X's ``<|im_start|>assistant/think\n…<|im_end|>\n``
+    before ``<|im_start|>assistant\n`` and the reply): where no marker opens
+    it, the text the reasoning render adds before it (``/think\n``) opens it,
+    and what it adds after it, up to the reply's own header, closes it."""
+    right = cmp.diff.right
+    at = right.find(REASONING_TEXT)
+    start, end = right[:at], right[at + len(REASONING_TEXT) :]
+    if found.start or not strip_ws(start) or MARKER_RE.search(start) or " " in strip_ws(start) or not strip_ws(end).startswith(strip_ws(found.end)):
+        return None
+    return ReasoningAnalysis(ReasoningMode.TAG_BASED, start, end)
 
 
 def _around_reasoning(cmp: Comparison, log: PhaseLog, mode: ReasoningMode, result: ReasoningAnalysis) -> ReasoningAnalysis:

@@ -151,7 +151,6 @@ MORE = ZOO.parent / "templates-more"
 KNOWN_MORE = MORE_KNOWN_FAILURES
 #: per listed template, what its check's failure shows (the cause its reason names)
 MORE_CAUSES = {
-    "vllm-tool-hyperclovax_seed_think_14b.jinja": '"content": "", "reasoning_content": "It is sunny in Paris today."',
     "vllm-tool-muse_glimmer.jinja": '"content": "to=get_weather<|message|><atem:function_calls>',
 }
 
@@ -159,11 +158,11 @@ MORE_CAUSES = {
 @pytest.mark.slow
 @needs_shared
 def test_templates_more_pass_but_the_listed_failures() -> None:
-    """Issue 21 and 33: at least 69 of the 71 (Hy3, Llama 4 pythonic and Functionary v2 read since); each failure listed with its reason, and no listed one passes."""
+    """Issue 21 and 33: at least 70 of the 71 (Hy3, Llama 4 pythonic, Functionary v2 and HyperCLOVA X read since); each failure listed with its reason, and no listed one passes."""
     result = run_cli("check", str(MORE), "--known-failures", str(KNOWN_MORE), "--json")
     report = json.loads(result.stdout)
     assert result.exit_code == 0, report["failures"]
-    assert report["templates"] == 71 and report["passed"] >= 69
+    assert report["templates"] == 71 and report["passed"] >= 70
     assert report["fixed"] == []
     assert set(json.loads(KNOWN_MORE.read_text())) == set(MORE_CAUSES)
 
@@ -509,3 +508,24 @@ def test_text_glued_to_a_bare_json_call_object_reads_back() -> None:
     assert message.content == "Let me check that." and [(c.name, json.loads(c.arguments)) for c in message.tool_calls] == [("get_weather", {"city": "Paris"})]
     prose = 'Send {"name": "get_weather", "arguments": {}} and wait.'
     assert generated.parse(prose).message.content == prose and not generated.parse(prose).message.tool_calls
+
+
+def test_reasoning_as_a_message_whose_role_header_goes_on_reads_back() -> None:
+    """Issue 33's HyperCLOVA X: the prompt ends at ``<|im_start|>assistant`` and
+    the model's header goes on: ``/think\\n`` opens reasoning as a message of its
+    own, ``<|im_end|>\\n<|im_start|>assistant`` closes it, ``\\n`` opens the reply.
+    Where no marker opens the reasoning, what its render adds before it opens
+    it, so a plain reply is a reply, not reasoning."""
+    from tests.reading import parsed_as_streamed
+
+    result = check_template(SMALL / "role_header_reasoning.jinja", "role_header_reasoning.jinja")
+    assert result.status is CheckStatus.OK, result.reason
+    assert result.analysis is not None
+    assert (result.analysis.reasoning.start, result.analysis.reasoning.end) == ("/think\n", "<|im_end|>\n<|im_start|>assistant")
+    assert {t.probe: t.status for t in result.round_trips}["reasoning"] is ProbeStatus.OK
+    generated = auto_parser(load_template(SMALL / "role_header_reasoning.jinja")).generate(ChatRequest.from_json({"messages": [{"role": "user", "content": "x"}]}))
+    for size in (1, 5):
+        reply = parsed_as_streamed(generated, "\nIt is sunny.<|im_end|><|endofturn|>", size)
+        assert (reply.message.content.strip(), reply.message.reasoning_content) == ("It is sunny.", None)
+        both = parsed_as_streamed(generated, "/think\nCheck it.<|im_end|>\n<|im_start|>assistant\nIt is sunny.<|im_end|><|endofturn|>", size)
+        assert (both.message.reasoning_content, both.message.content.strip()) == ("Check it.", "It is sunny.")
