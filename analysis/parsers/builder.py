@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from analysis.messages import tags
 from analysis.parsers.calls import CallsBuilder, calls_part, trigger_marker
 from analysis.parsers.json_calls import bare_json_call_starts
-from analysis.parsers.pieces import ending, text_to_end, text_until, turn_end_markers
+from analysis.parsers.pieces import ending, output_end_markers, text_to_end, text_until, turn_end_markers
 from analysis.parsers.reasoning import boilerplate_and_reasoning_start, reasoning_part
 from analysis.parsers.repair import bare_call_start, stray_closers
 from analysis.parsers.request import ChatRequest, ReasoningFormat, ToolChoice
@@ -148,9 +148,8 @@ def build_parser(
         # text may come before them, up to what can only start a call
         json_starts = bare_json_call_starts(analysis) if not trigger and calls_builder is None and not for_grammar else []
         content_after = analysis.tools.format.content_after_calls and calls_builder is None  # (read in the calls above)
-        # (parsing) after the calls, any end-of-turn marker ends the output, even
-        # one the format also uses (GigaChat 3 begins its call turn with <|message_sep|>)
-        ends = stops if for_grammar else tuple(dict.fromkeys(stops + tuple(m for m in map(strip_ws, analysis.turn_end) if m)))
+        # (parsing) after the calls, any end-of-turn marker ends the output
+        ends = stops if for_grammar else output_end_markers(analysis)
         exact_tail = closers + (p.optional(text_until((), stops)) + ending(ends) if content_after else ending(ends))
         if (trigger or json_starts or calls_builder is not None) and not for_grammar and not content_after:
             # text after the calls is content

@@ -120,9 +120,16 @@ def whole_reading_first(delimiters: Sequence[str], whole: Parser, local: Parser,
     return p.choice(wrap(p.until(*delimiters, then=whole)) + ends, local)
 
 
+def output_end_markers(analysis: TemplateAnalysis) -> tuple[str, ...]:
+    """The markers that end the output after the calls: the turn's end
+    markers, even one the format also uses (GigaChat 3 begins its call turn
+    with ``<|message_sep|>``)."""
+    return tuple(dict.fromkeys((*turn_end_markers(analysis), *(m for m in map(strip_ws, analysis.turn_end) if m))))
+
+
 def output_end(analysis: TemplateAnalysis) -> Parser:
     """The end of the output after the calls, exactly: whitespace and the turn's end markers."""
-    return ending(tuple(dict.fromkeys((*turn_end_markers(analysis), *(m for m in map(strip_ws, analysis.turn_end) if m)))))
+    return ending(output_end_markers(analysis))
 
 
 def followed_by(texts: Sequence[str], space: bool = True) -> Parser:

@@ -13,7 +13,7 @@ from analysis.messages.tags import (
     TOOL_ARG_NAME,
     TOOL_ARG_STRING,
 )
-from analysis.parsers.pieces import NAME_CHARS, call_closers, exact_marker, followed_by, marker, markup, turn_end_markers, typed_value
+from analysis.parsers.pieces import NAME_CHARS, call_closers, exact_marker, followed_by, marker, markup, turn_end_markers, typed_value, whole_reading_first
 from analysis.parsers.schemas import is_only_string, parameters_of, properties_of
 from analysis.phases.result import (
     ArgumentsAnalysis,
@@ -78,8 +78,7 @@ def read_tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any], af
     string_value = p.tag(TOOL_ARG_STRING, p.until(*exact_ends, then=after, repairs=repairs, repair_then=after))
     if after_call is not None:  # (the whole output's reading first: see the docstring)
         to_end = _after_a_value_to_end(analysis, after_call)
-        whole = p.tag(TOOL_ARG_STRING, p.until(*exact_ends, then=to_end)) + p.peek(p.choice(*(p.literal(e) for e in exact_ends)))
-        string_value = p.choice(whole, string_value)
+        string_value = whole_reading_first(exact_ends, to_end, string_value, lambda until: p.tag(TOOL_ARG_STRING, until))
     if name_prefix.startswith("<"):
         # XML's escape for text with markup in it: <![CDATA[a <b> & c]]> is the text inside (MiniCPM5);
         # once the opener is seen the branch cannot fail (a missing "]]>" ends at the value's end)
@@ -132,14 +131,12 @@ def _after_a_value(analysis: TemplateAnalysis, call_ends: Sequence[str]) -> Pars
     the function's close and what ends the call (its closer, the next call,
     the turn's end marker, the output's end)."""
     a, fmt = analysis.tools.arguments, analysis.tools.format
-    name_close = _name_close(a) if strip_ws(a.name_suffix) else p.eps()
-    next_argument = marker(a.name_prefix) + p.chars(NAME_CHARS, 1, UNBOUNDED) + p.peek(name_close)
     opener = strip_ws(fmt.per_call_start) or strip_ws(analysis.tools.function.name_prefix)
     ends = [*call_ends, *([opener] if markup(opener) else []), *turn_end_markers(analysis)]
     call_end = p.space() + p.choice(followed_by(ends), p.end()) if ends else p.space() + p.end()
-    function_close = strip_ws(analysis.tools.function.close)
-    close = p.literal(function_close) + call_end if function_close and function_close != strip_ws(a.value_suffix) else call_end
-    return p.optional(marker(a.value_suffix)) + p.choice(next_argument, close, call_end)
+    function_close = _function_close(analysis)
+    close = p.literal(function_close) + call_end if function_close else call_end
+    return p.optional(marker(a.value_suffix)) + p.choice(_next_argument(a), close, call_end)
 
 
 def _after_a_value_to_end(analysis: TemplateAnalysis, after_call: Parser) -> Parser:
@@ -147,12 +144,22 @@ def _after_a_value_to_end(analysis: TemplateAnalysis, after_call: Parser) -> Par
     the format's form: its closer, then the next argument's name, or the
     function's close and ``after_call`` (the rest of the output)."""
     a = analysis.tools.arguments
-    name_close = _name_close(a) if strip_ws(a.name_suffix) else p.eps()
-    next_argument = marker(a.name_prefix) + p.chars(NAME_CHARS, 1, UNBOUNDED) + p.peek(name_close)
-    function_close = strip_ws(analysis.tools.function.close)
-    close = p.space() + p.literal(function_close) if function_close and function_close != strip_ws(a.value_suffix) else p.eps()
+    function_close = _function_close(analysis)
+    close = p.space() + p.literal(function_close) if function_close else p.eps()
     value_close = marker(a.value_suffix) if strip_ws(a.value_suffix) else p.eps()
-    return p.rule("value-to-the-end", value_close + p.choice(next_argument, close + after_call))
+    return p.rule("value-to-the-end", value_close + p.choice(_next_argument(a), close + after_call))
+
+
+def _next_argument(a: ArgumentsAnalysis) -> Parser:
+    """The next argument's opener and a name, up to (a look-ahead) its closer."""
+    name_close = _name_close(a) if strip_ws(a.name_suffix) else p.eps()
+    return marker(a.name_prefix) + p.chars(NAME_CHARS, 1, UNBOUNDED) + p.peek(name_close)
+
+
+def _function_close(analysis: TemplateAnalysis) -> str:
+    """The function's close after its last value ("" where there is none, or it is the value's own closer)."""
+    function_close = strip_ws(analysis.tools.function.close)
+    return function_close if function_close != strip_ws(analysis.tools.arguments.value_suffix) else ""
 
 
 #: The whitespace models put between a value's closer and the next marker.

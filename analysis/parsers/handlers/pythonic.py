@@ -248,10 +248,12 @@ def calls_section(analysis: TemplateAnalysis, request: ChatRequest, for_grammar:
     if not for_grammar and functions:  # (the whole output's reading first: see _call_list)
         after_section = p.space() + p.choice(p.peek(p.literal(start)), output_end(analysis))
         section_tail = p.literal(end) + after_section if end else output_end(analysis)
-        gap_then = p.literal(per_call_end) if per_call_end else p.literal(",")
-        after_call = p.rule("after-a-python-call", p.space() + p.choice(gap_then + p.space() + _next_call(functions), section_tail))
-        if per_call_end:  # (the calls' line ends: the next call, else the section's end)
-            after_call.body = p.optional(p.literal(per_call_end)) + p.space() + p.choice(_next_call(functions), section_tail)
+        # (one per line: the line's end, then the next call or the section's end; else a comma and the next call)
+        if per_call_end:
+            ahead = p.optional(p.literal(per_call_end)) + p.space() + p.choice(_next_call(functions), section_tail)
+        else:
+            ahead = p.space() + p.choice(p.literal(",") + p.space() + _next_call(functions), section_tail)
+        after_call = p.rule("after-a-python-call", ahead)
     call = p.choice(*(_call(f, value, for_grammar, ends, after_call) for f in functions))
     if per_call_end:
         one = call + (p.literal(per_call_end) if for_grammar else p.space())
