@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from peg import regex_form
 from peg.combinators import (
     UNBOUNDED,
     Atomic,
@@ -46,11 +47,25 @@ from peg.combinators import (
 from peg.first_chars import SPACE_PATTERN, lead_of, run_pattern, start_of
 from peg.json_scan import scan_json
 from peg.partial import json_partial_end, longest_delimiter, partial_end, trailing_stops
+from peg.regex_form import pure_pattern, pure_source
 from peg.scanning import escaped_run, first_of
 from peg.status import Status
 from peg.text import WS, line_column
 
 _SPACE = re.compile(SPACE_PATTERN)
+
+
+class _CutText:
+    """A capture's ``text``, cut from the parsed text when first read and kept
+    on the capture (``functools.cached_property`` takes a lock on every first
+    read before Python 3.12: a parse builds a capture per tag)."""
+
+    def __get__(self, node: TagNode | None, owner: type | None = None) -> str:
+        if node is None:  # (read on the class: the descriptor itself, as a property would be)
+            return self  # type: ignore[return-value]
+        text: str = node.source[node.start : node.end]
+        node.__dict__["text"] = text
+        return text
 
 
 @dataclass(frozen=True)
@@ -71,25 +86,45 @@ class TagNode:
     complete: bool = True
     closer: str = ""
 
-    @functools.cached_property
-    def text(self) -> str:
-        """The captured text."""
-        return self.source[self.start : self.end]
+    #: the captured text
+    text = _CutText()
 
     def find(self, name: str) -> list[TagNode]:
-        """Every capture named ``name`` below this one, in order."""
-        return _find(self.children, name)
+        """Every capture named ``name`` below this one, in order (the captures
+        below are indexed by name on the first call: a call's mapping asks for
+        several names)."""
+        index = self.__dict__.get("_index")
+        if index is None:
+            index = self.__dict__["_index"] = _index(self.children)
+        return list(index.get(name, _NO_NODES))
 
 
-def _find(nodes: tuple[TagNode, ...], name: str) -> list[TagNode]:
-    """Every capture named ``name`` in ``nodes`` and below, in document order
-    (one walk, no call per capture)."""
-    out: list[TagNode] = []
+_NO_NODES: tuple[TagNode, ...] = ()
+
+
+def _tag_node(name: str, start: int, end: int, source: str, children: tuple[TagNode, ...], complete: bool, closer: str) -> TagNode:
+    """``TagNode(...)`` built without the frozen dataclass's ``__init__`` (the
+    engine's hot path: it sets each field through ``object.__setattr__``, about
+    three times the cost)."""
+    node = _new_object(TagNode)
+    node.__dict__.update(name=name, start=start, end=end, source=source, children=children, complete=complete, closer=closer)
+    return node
+
+
+_new_object = object.__new__
+
+
+def _index(nodes: tuple[TagNode, ...]) -> dict[str, list[TagNode]]:
+    """The captures in ``nodes`` and below, by name, each list in document order (one walk)."""
+    out: dict[str, list[TagNode]] = {}
     stack = list(reversed(nodes))
     while stack:
         node = stack.pop()
-        if node.name == name:
-            out.append(node)
+        found = out.get(node.name)
+        if found is None:
+            out[node.name] = [node]
+        else:
+            found.append(node)
         if node.children:
             stack.extend(reversed(node.children))
     return out
@@ -118,8 +153,11 @@ class ParseResult:
         return self.status is Status.SUCCESS
 
     def find(self, name: str) -> list[TagNode]:
-        """Every capture named ``name`` in the tree, in document order."""
-        return _find(self.tree, name)
+        """Every capture named ``name`` in the tree, in document order (indexed on the first call)."""
+        index = self.__dict__.get("_index")
+        if index is None:
+            index = self.__dict__["_index"] = _index(self.tree)
+        return list(index.get(name, _NO_NODES))
 
     def message(self) -> str:
         """A one-line description of a failure (empty when it succeeded)."""
@@ -173,6 +211,8 @@ class _State:
     #: skip options that cannot begin at the next character: the same reading,
     #: but a failure's expected set is not complete (``parse`` then reads again without)
     fast: bool = False
+    #: fast on whole input: a parser that captures nothing matches as one regex (``peg.regex_form``)
+    regex: bool = False
 
     def more(self, node: Parser, pos: int, end: int) -> _Result:
         self.frontier = (node, pos)
@@ -219,6 +259,20 @@ def _sequence(node: Sequence, st: _State, pos: int) -> _Result:
     nodes: list[TagNode] = []
     dispatch = _DISPATCH
     text = st.text
+    if st.regex:  # (each run of items that capture nothing is one regex: where it fails, the sequence does)
+        for pattern, item in node.__dict__.get("_pure_runs") or _pure_runs(node):
+            if pattern is not None:
+                matched = pattern.match(text, pos)
+                if matched is None:
+                    return _FAIL, pos, _NONE
+                pos = matched.end()
+                continue
+            status, pos, found = dispatch[type(item)](item, st, pos)
+            if status == _FAIL:
+                return _FAIL, pos, _NONE
+            if found:
+                nodes.extend(found)
+        return _OK, pos, tuple(nodes) if nodes else _NONE
     for pattern, items in node.__dict__.get("_runs") or _runs(node):
         if pattern is not None:  # a run of literals and spaces, read in one regex match where it matches
             matched = pattern.match(text, pos)
@@ -270,6 +324,32 @@ def _runs(node: Sequence) -> tuple[tuple[re.Pattern[str] | None, tuple[Parser, .
     return runs
 
 
+def _pure_runs(node: Sequence) -> tuple[tuple[re.Pattern[str] | None, Parser], ...]:
+    """A sequence's items for the regex pass: each run of items that capture
+    nothing made one regex (``peg.regex_form``), the others as they are (kept
+    on the node, made once)."""
+    steps: list[tuple[re.Pattern[str] | None, Parser]] = []
+    run: list[Parser] = []
+
+    def close() -> None:
+        if run:
+            steps.append((pure_pattern(Sequence(tuple(run))), run[0]))
+        run.clear()
+
+    for item in node.items:
+        if pure_source(item) is not None:
+            run.append(item)
+        else:
+            close()
+            steps.append((None, item))
+    close()
+    if any(pattern is None and pure_source(item) is not None for pattern, item in steps):  # (a regex too large: item by item)
+        steps = [(None, item) for item in node.items]
+    runs = tuple(steps)
+    node.__dict__["_pure_runs"] = runs
+    return runs
+
+
 def _choice(node: Choice, st: _State, pos: int) -> _Result:
     if st.fast:
         text = st.text
@@ -277,9 +357,14 @@ def _choice(node: Choice, st: _State, pos: int) -> _Result:
         # needs one matches; None at the end of partial input: anything may come)
         c = text[pos] if pos < len(text) else None if st.partial else ""
         whole = not st.partial
-        for option, first, lead in node.__dict__.get("_firsts") or _firsts(node):
+        for option, first, lead, pure in node.__dict__.get("_firsts") or _firsts(node):
             if first is not None and c is not None and c not in first:
                 continue  # (it cannot match here)
+            if whole and pure is not None:  # (an option that captures nothing: one regex)
+                matched = pure.match(text, pos)
+                if matched is not None:
+                    return _OK, matched.end(), _NONE
+                continue
             if whole and lead is not None and lead.match(text, pos) is None:
                 continue  # (what it must begin with is not here; on partial input it may yet come)
             result = _DISPATCH[type(option)](option, st, pos)
@@ -299,9 +384,12 @@ def _first_chars(node: Parser) -> frozenset[str] | None:
     return None if empty else first
 
 
-def _firsts(node: Choice) -> tuple[tuple[Parser, frozenset[str] | None, re.Pattern[str] | None], ...]:
-    """A choice's options, each with what it must begin with (kept on the node)."""
-    firsts = tuple((option, _first_chars(option), lead_of(option)) for option in node.options)
+def _firsts(
+    node: Choice,
+) -> tuple[tuple[Parser, frozenset[str] | None, re.Pattern[str] | None, re.Pattern[str] | None], ...]:
+    """A choice's options, each with what it must begin with, and its regex
+    where it captures nothing (kept on the node)."""
+    firsts = tuple((option, _first_chars(option), lead_of(option), pure_pattern(option)) for option in node.options)
     node.__dict__["_firsts"] = firsts
     return firsts
 
@@ -508,12 +596,26 @@ def _atomic(node: Atomic, st: _State, pos: int) -> _Result:
 
 
 def _tag(node: Tag, st: _State, pos: int) -> _Result:
+    if st.regex:
+        pure = node.__dict__["_pure_item"] if "_pure_item" in node.__dict__ else _pure_item(node)
+        if pure is not None:  # (what it captures holds no capture: one regex)
+            matched = pure.match(st.text, pos)
+            if matched is None:
+                return _FAIL, pos, _NONE
+            return _OK, matched.end(), (_tag_node(node.name, pos, matched.end(), st.text, _NONE, True, ""),)
     status, end, found = _DISPATCH[type(node.item)](node.item, st, pos)
     if status == _FAIL:
         return _FAIL, end, _NONE
     closer = st.last_closer if status == _MORE else ""
-    tag_node = TagNode(node.name, pos, end, st.text, found, status == _OK, closer)
+    tag_node = _tag_node(node.name, pos, end, st.text, found, status == _OK, closer)
     return status, end, (tag_node,)
+
+
+def _pure_item(node: Tag | Repetition | Rule) -> re.Pattern[str] | None:
+    """The regex of a tag's or a repetition's item, or a rule's body, where it captures nothing (kept on the node)."""
+    item = node.body if isinstance(node, Rule) else node.item
+    pure = node.__dict__["_pure_item"] = pure_pattern(item) if item is not None else None
+    return pure
 
 
 def _json(node: Json, st: _State, pos: int) -> _Result:
@@ -535,6 +637,11 @@ def _schema(node: Schema, st: _State, pos: int) -> _Result:
 
 
 def _rule(node: Rule, st: _State, pos: int) -> _Result:
+    if st.regex:
+        pure = node.__dict__["_pure_item"] if "_pure_item" in node.__dict__ else _pure_item(node)
+        if pure is not None:  # (a body that captures nothing: one regex, no memo needed)
+            matched = pure.match(st.text, pos)
+            return (_FAIL, pos, _NONE) if matched is None else (_OK, matched.end(), _NONE)
     key = (id(node), pos)
     cached = st.memo.get(key)
     if cached is not None:
@@ -588,7 +695,7 @@ def parse(
     # (first with the options that cannot begin where they are tried skipped:
     # the same outcome; where that is a failure, once more without, for the
     # complete expected set of where it failed)
-    st = _State(text, partial, found=found, fast=True)
+    st = _State(text, partial, found=found, fast=True, regex=not partial and regex_form.SUPPORTED)
     try:
         status, end, nodes = _DISPATCH[type(parser)](parser, st, start)
         if status == _FAIL:
