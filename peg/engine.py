@@ -93,6 +93,8 @@ class TagNode:
         """Every capture named ``name`` below this one, in order (the captures
         below are indexed by name on the first call: a call's mapping asks for
         several names)."""
+        if not self.children:
+            return []
         index = self.__dict__.get("_index")
         if index is None:
             index = self.__dict__["_index"] = _index(self.children)

@@ -21,7 +21,7 @@ from analysis.parsers.prompting import Prompt
 from analysis.parsers.request import ChatRequest, ReasoningFormat, ToolChoice
 from analysis.phases.result import PrefillOutcome, TemplateAnalysis
 from peg.combinators import Until
-from peg.engine import ParseResult, parse
+from peg.engine import ParseResult, TagNode, parse
 from peg.errors import GrammarError
 from peg.gbnf_writer import to_gbnf
 from peg.status import Status
@@ -198,9 +198,9 @@ class Generated:
         if not message.tool_calls:
             return trigger in message.content
         text = result.text
-        calls = result.find(TOOL)
-        if calls and not result.rejected:  # (text before and between calls ends at the first marker: only the text after them can hold one)
-            return text.find(trigger, calls[-1].end) >= 0
+        last = None if result.rejected else _last_call(result.tree)
+        if last is not None:  # (text before and between calls ends at the first marker: only the text after them can hold one)
+            return text.find(trigger, last.end) >= 0
         return any(text.find(trigger, node.start, node.end) >= 0 for node in result.find(CONTENT))
 
     def _cut_short(self, output: str, failed: ParseResult, partial: bool) -> ParseOutcome | None:
@@ -269,6 +269,19 @@ class Generated:
             "grammar_error": self.grammar_error,
             "preserved_tokens": list(self.preserved_tokens),
         }
+
+
+def _last_call(nodes: tuple[TagNode, ...]) -> TagNode | None:
+    """The last call capture in ``nodes`` and below, in document order (a walk
+    back from the end, which stops at the first)."""
+    for node in reversed(nodes):
+        if node.children:
+            inner = _last_call(node.children)
+            if inner is not None:
+                return inner
+        if node.name == TOOL:
+            return node
+    return None
 
 
 def _unread_calls_warning(spans: tuple[tuple[int, int], ...], prompt: int) -> str:

@@ -19,6 +19,7 @@ calls appear in order, a call's arguments only append):
 from __future__ import annotations
 
 import enum
+import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -200,21 +201,38 @@ def _decoded(tag: str, node: TagNode, decode: Callable[[str, bool], str], cache:
     return found
 
 
-def _value_nodes(arg: TagNode, decoders: dict[str, Callable[[str, bool], str]]) -> tuple[str, TagNode] | None:
+def _value_nodes(arg: TagNode, decoders: dict[str, Callable[[str, bool], str]], final: bool) -> tuple[str, TagNode] | None:
     """The capture that gives an argument its value: of the last of
     ``decoders`` (in their order) that has captures below ``arg``, its last
-    one (one walk of the argument, not one per decoder)."""
+    one (one walk of the argument, not one per decoder).  None also where,
+    more may come (not ``final``), a typed value below is not complete: a
+    typed value may still turn out to be text, as written, and shows once complete."""
     found: dict[str, TagNode] = {}
     stack = list(reversed(arg.children))
     while stack:
         node = stack.pop()
-        if node.name in decoders:
-            found[node.name] = node
-        stack.extend(reversed(node.children))
+        name = node.name
+        if name in decoders:
+            found[name] = node
+        if name == TOOL_ARG_TYPED and not final and not node.complete:
+            return None
+        if node.children:
+            stack.extend(reversed(node.children))
     for tag in reversed(decoders):
         if tag in found:
             return tag, found[tag]
     return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _json_key(name: str) -> str:
+    """An argument's name as a JSON object key, with its colon (names repeat: made once each)."""
+    return json.dumps(name, ensure_ascii=False) + ": "
+
+
+def _decoders(hooks: OutputHooks) -> dict[str, Callable[[str, bool], str]]:
+    """The value captures and their decoders: the generic ones, then the format's own."""
+    return {**_DECODERS, **hooks.value_decoders} if hooks.value_decoders else _DECODERS
 
 
 def _tagged_arguments(
@@ -222,26 +240,21 @@ def _tagged_arguments(
 ) -> str:
     """A call's tagged arguments as JSON text: closed once the call is complete,
     or (``finished``: nothing more comes) where every value in it is."""
-    decoders = {**_DECODERS, **hooks.value_decoders}
+    decoders = _decoders(hooks)
     pieces: list[str] = ["{"]  # (joined once: a value may be 100 KB)
     whole = True  #: every argument read is complete
     for arg in call.find(TOOL_ARG):
-        names = [n for n in arg.children if n.name == TOOL_ARG_NAME]
-        if _not_begun(arg, names):
+        name = next((n for n in arg.children if n.name == TOOL_ARG_NAME), None)
+        if name is None and _not_begun(arg):
             continue
-        if not names or not names[0].complete:
+        if name is None or not name.complete:
             whole = False
             break
         if len(pieces) > 1:
             pieces.append(", ")
-        pieces.append(json.dumps(hooks.names(names[0].text), ensure_ascii=False) + ": ")
-        value = ""
-        # a typed value may still turn out to be text, as written: it shows once complete
-        if final or all(typed.complete for typed in arg.find(TOOL_ARG_TYPED)):
-            chosen = _value_nodes(arg, decoders)
-            if chosen is not None:
-                value = _decoded(chosen[0], chosen[1], decoders[chosen[0]], cache)
-        pieces.append(value)
+        pieces.append(_json_key(hooks.names(name.text)))
+        chosen = _value_nodes(arg, decoders, final)
+        pieces.append(_decoded(chosen[0], chosen[1], decoders[chosen[0]], cache) if chosen is not None else "")
         if not arg.complete:
             whole = False
             break
@@ -302,14 +315,21 @@ def _reads_as_object(node: TagNode, call: ToolCall) -> bool:
     if not call.arguments.startswith("{"):
         return False
     # tagged arguments are closed where the call is complete or every argument in it is
-    args = [a for a in node.find(TOOL_ARG) if not _not_begun(a, [n for n in a.children if n.name == TOOL_ARG_NAME])]
-    return node.complete or all(a.complete and any(n.name == TOOL_ARG_NAME and n.complete for n in a.children) for a in args)
+    if node.complete:
+        return True
+    for arg in node.find(TOOL_ARG):
+        named = any(n.name == TOOL_ARG_NAME for n in arg.children)
+        if not named and _not_begun(arg):
+            continue
+        if not (arg.complete and any(n.name == TOOL_ARG_NAME and n.complete for n in arg.children)):
+            return False
+    return True
 
 
-def _not_begun(arg: TagNode, names: list[TagNode]) -> bool:
-    """An argument the parse opened at the output's end with nothing of it
-    written (no name, only whitespace): no argument at all."""
-    return not arg.complete and not names and not arg.text.strip(_WS)
+def _not_begun(arg: TagNode) -> bool:
+    """An argument without a name that the parse opened at the output's end
+    with nothing of it written (only whitespace): no argument at all."""
+    return not arg.complete and not arg.text.strip(_WS)
 
 
 def _json_object(text: str) -> bool:
