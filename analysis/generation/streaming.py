@@ -39,6 +39,7 @@ from analysis.messages.mapper import (
 )
 from analysis.messages.pyliteral import decode_escapes
 from analysis.messages.tags import (
+    CALLS_HELD,
     CONTENT,
     REASONING,
     REASONING_BLOCK,
@@ -100,7 +101,7 @@ def _frontier_tag(
             found, field_name = last, hooks.route(call, False).field
         elif last.name == TOOL or last.name in hooks.message_tags:
             call = last
-        elif last.name not in (TOOL_ARG, REASONING_BLOCK):
+        elif last.name not in (TOOL_ARG, REASONING_BLOCK, CALLS_HELD):
             return None, None, ""  # a name or an id is being written: nothing to append to
         nodes = last.children
     return found, call, field_name

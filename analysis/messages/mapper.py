@@ -28,6 +28,7 @@ from typing import Any, NamedTuple
 from analysis.messages.hooks import DROP, GENERIC, OutputHooks, Route
 from analysis.messages.pyliteral import decode_escapes, py_to_json
 from analysis.messages.tags import (
+    CALLS_HELD,
     CONTENT,
     CONTENT_HELD,
     REASONING,
@@ -378,6 +379,9 @@ class _Walk:
             return
         if node.name == CONTENT:
             self.content.append(node.text)
+            return
+        if node.name == CALLS_HELD and self.hold_open_arguments and not node.complete:
+            self.held = True  # (the block may yet break: its calls, and what follows, wait)
             return
         if node.name == CONTENT_HELD:
             if node.complete or self.final:

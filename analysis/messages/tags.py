@@ -12,6 +12,7 @@ names.  Every name is here, once.
     REASONING          reasoning text (inside a REASONING_BLOCK)
     REASONING_BLOCK    a whole reasoning block, markers included
     REASONING_UNOPENED a reasoning block written without its opener (``plan</think>``): shown once its end marker comes
+    CALLS_HELD         a block of calls that reads only as a whole (a pythonic list): its calls shown once it is complete
     TOOL               one call; holds TOOL_NAME, TOOL_ID, and TOOL_ARGS or TOOL_ARGs
     TOOL_NAME          the function's name
     TOOL_ID            the call's id as written
@@ -41,6 +42,9 @@ CONTENT = "content"
 #: reply text shown only once complete (the turn's text a section opener holds,
 #: Llama 4's ``<|python_start|>…<|python_end|>``: until a call reads after it, it may be prose)
 CONTENT_HELD = "content-held"
+#: a block of calls that reads only as a whole (LFM2's ``<|tool_call_start|>[a(), b()]<|tool_call_end|>``):
+#: a stream shows its calls once the block is complete, as a list broken after a call is text, that call included
+CALLS_HELD = "calls-held"
 REASONING = "reasoning"
 REASONING_BLOCK = "reasoning-block"
 REASONING_UNOPENED = "reasoning-unopened"
@@ -63,6 +67,11 @@ TOOL_ARG_TYPED = "tool-arg-typed"
 def content(item: Parser) -> Parser:
     """``item`` read as reply text."""
     return p.tag(CONTENT, item)
+
+
+def calls_held(item: Parser) -> Parser:
+    """``item``, a block of calls shown once complete (see :data:`CALLS_HELD`)."""
+    return p.tag(CALLS_HELD, item)
 
 
 def content_held(item: Parser) -> Parser:

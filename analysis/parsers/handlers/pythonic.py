@@ -150,8 +150,8 @@ def calls(analysis: TemplateAnalysis, request: ChatRequest, for_grammar: bool = 
     after_list = p.space() + p.literal(SECTION_END) + p.space() + p.choice(p.peek(p.literal(SECTION_START)), output_end(analysis))
     calls = _call_list(request, for_grammar, (SECTION_END, *stops), after_list)
     parser = p.literal(SECTION_START) + p.space() + calls + p.space() + section_closer(SECTION_END, for_grammar) + p.space()
-    if not for_grammar:  # calls in several <|tool_call_start|> blocks
-        parser = p.one_or_more(parser)
+    if not for_grammar:  # calls in several <|tool_call_start|> blocks, each read as a whole (a stream shows its calls once it is)
+        parser = p.one_or_more(tags.calls_held(parser))
     return parser, SECTION_START
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from analysis.generation import auto_parser
 from analysis.generation.generated import Generated
-from analysis.generation.streaming import stream_output
+from analysis.generation.streaming import StreamParser, stream_output
 from analysis.messages.mapper import accumulate
 from analysis.parsers import ChatRequest
 from analysis.template import demo_template_path, load_template
@@ -133,3 +133,41 @@ def test_a_section_whose_closer_breaks_keeps_the_calls_that_read() -> None:
     for size in (1, 4):
         deltas, outcome, _ = stream_output(generated, output, size)
         assert outcome.message == whole.message and accumulate(deltas) == whole.message
+
+
+# -- a block of calls read as a whole (LFM2's Python call list) --------------------------
+
+
+@pytest.fixture(scope="module")
+def python_list() -> Generated:
+    from tests.conftest import PROJECT_TEMPLATES
+
+    parser = auto_parser(load_template(PROJECT_TEMPLATES / "tests" / "lfm2_calls.jinja"))
+    assert parser.analysis.handler == "lfm2-pythonic"
+    return parser.generate(ChatRequest.from_json({"messages": [{"role": "user", "content": "Weather?"}], "tools": TOOLS}))
+
+
+LIST = "<|tool_call_start|>[get_weather(city='Paris', days=3), get_weather(city='Oslo')]<|tool_call_end|>"
+
+
+@pytest.mark.parametrize("size", range(1, 8))
+def test_a_python_list_broken_after_a_call_never_shows_that_call(python_list: Generated, size: int) -> None:
+    """The list reads only as a whole: broken after its first call's ``)``,
+    all of it is text, so a stream never shows that call (at any chunking)."""
+    output = LIST.replace("days=3), ", "days=3)<thi")
+    whole = python_list.parse(output)
+    assert not whole.message.tool_calls and whole.message.content.startswith("<|tool_call_start|>[get_weather(")
+    deltas, outcome, _ = stream_output(python_list, output, size)
+    assert not [d for d in deltas if d.tool_index is not None]
+    assert outcome.message == whole.message and accumulate(deltas) == whole.message
+
+
+@pytest.mark.parametrize("size", [1, 4, 7])
+def test_a_python_list_shows_its_calls_once_it_closes(python_list: Generated, size: int) -> None:
+    deltas, outcome, _ = stream_output(python_list, "Checking." + LIST, size)
+    assert [json.loads(c.arguments) for c in outcome.message.tool_calls] == [{"city": "Paris", "days": 3}, {"city": "Oslo"}]
+    assert accumulate(deltas) == outcome.message == python_list.parse("Checking." + LIST).message
+    prefix = "Checking." + LIST[: LIST.index("]")]  # (both calls written, the list not closed: more may come)
+    stream = StreamParser(python_list)
+    shown = [d for i in range(0, len(prefix), size) for d in stream.feed(prefix[i : i + size])]
+    assert not [d for d in shown if d.tool_index is not None] and accumulate(shown).content == "Checking."
