@@ -21,7 +21,7 @@ from analysis.phases.reasoning import analyze_reasoning, prefill_outcome
 from analysis.phases.result import (
     TemplateAnalysis,
 )
-from analysis.phases.roles import generation_prompt, role_starts, turn_end
+from analysis.phases.roles import generation_prompt, role_starts, tools_reply_lead, turn_end
 from analysis.phases.tools import analyze_tools
 from analysis.phases.workarounds import apply_workarounds
 from analysis.probing.caps import Capabilities, detect_capabilities
@@ -58,7 +58,11 @@ def analyze_template(
         result = replace(result, tools=analyze_tools(prober, log, reasoning))
     user_start, assistant_start = role_starts(prober, log, reasoning, content)
     result = replace(
-        result, user_start=user_start, assistant_start=assistant_start, turn_end=turn_end(prober, log, user_start)
+        result,
+        user_start=user_start,
+        assistant_start=assistant_start,
+        tools_reply_lead=tools_reply_lead(prober, log),
+        turn_end=turn_end(prober, log, user_start),
     )
     before = result.marker_fields()
     result, fired = apply_workarounds(template.source, result)

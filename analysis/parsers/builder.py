@@ -120,7 +120,7 @@ def build_parser(
     )
     call_markers = (trigger_text,) if trigger_text else ()
     reasoning = reasoning_part(analysis, cleared, call_markers, stops, for_grammar, unopened) if extracts else p.eps()
-    lead = reply_lead(analysis, boilerplate)
+    lead = reply_lead(analysis, boilerplate, bool(request.has_tools))
     if lead:  # (what history writes after the generation prompt, before a reply: the model writes it first)
         reasoning = p.optional(p.space() + p.literal(lead)) + reasoning
     tool_calls: Parser | None = None
@@ -197,19 +197,24 @@ def build_parser(
     return BuiltParser(parser, boilerplate, body, tool_calls, trigger, extracts, without_fallback)
 
 
-def reply_lead(analysis: TemplateAnalysis, boilerplate: str) -> str:
+def reply_lead(analysis: TemplateAnalysis, boilerplate: str, tools: bool = False) -> str:
     """What a template's history writes between the end of the generation
     prompt and a reply's text, which a model therefore writes first
     (Functionary v2's prompt ends at ``<|recipient|>``, its replies at
     ``<|recipient|>all\n<|content|>``), or "".  Only markup counts (a word
     such as ``all`` may begin a reply), and nothing the reasoning or the calls
-    read (a history that writes an empty ``<think></think>``)."""
+    read (a history that writes an empty ``<think></think>``).  With ``tools``
+    given, what the history writes before a reply only then
+    (``tools_reply_lead``: Hunyuan's ``助手：``) comes first: text the tools
+    add is the template's, never the reply's, markup or not."""
+    used = [m for m in map(strip_ws, analysis.marker_fields().values()) if m]
+    if tools and analysis.tools_reply_lead and not any(m in analysis.tools_reply_lead for m in used):
+        return analysis.tools_reply_lead
     prompt, start = strip_ws(boilerplate), strip_ws(analysis.assistant_start)
     if not prompt or not start:
         return ""
     overlap = next((k for k in range(min(len(prompt), len(start)), 0, -1) if start.startswith(prompt[-k:])), 0)
     lead = strip_ws(start[overlap:]) if overlap else ""
-    used = [m for m in map(strip_ws, analysis.marker_fields().values()) if m]
     if not lead or MARKUP_CHARS.isdisjoint(lead) or any(m in lead for m in used):
         return ""
     return lead

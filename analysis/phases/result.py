@@ -206,6 +206,9 @@ class TemplateAnalysis(_Jsonable):
     caps: Capabilities
     user_start: str = ""
     assistant_start: str = ""
+    #: what the history writes before a reply's text only when tools are given
+    #: (``助手：``): a model given tools writes it first
+    tools_reply_lead: str = ""
     #: the markers that end an assistant turn (``<|im_end|>``, ``<|eot_id|>``, the
     #: end-of-sequence token): engines that keep special tokens pass them through,
     #: and a parser drops them at the end of the output (not in the reference's analysis)

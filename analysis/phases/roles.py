@@ -169,6 +169,36 @@ def role_starts(
     return user_start, assistant_start
 
 
+def tools_reply_lead(prober: Prober, log: PhaseLog) -> str:
+    """What the history writes before a reply's text only when tools are
+    given (vLLM's Hunyuan tool template writes ``助手：`` before a reply then,
+    and its system prompt asks the model to begin so), which a model so
+    prompted writes first; "" where the tools change nothing there.  A reply
+    and the same reply with the probe tools are compared: the text between
+    the user's text and the reply's must be the same but for what the tools
+    add at its end."""
+    if not prober.caps.supports_tools:
+        return ""
+    try:  # (renders the reasoning and content phases made: no new render)
+        cmp = prober.compare("reply lead with tools", conversation(assistant(), tools=False), conversation(assistant()))
+    except ComparisonFailed:
+        return ""
+    plain, with_tools = _before_reply(cmp.output_a), _before_reply(cmp.output_b)
+    if plain is None or with_tools is None or not with_tools.startswith(plain):
+        return ""
+    lead = strip_ws(with_tools[len(plain) :])
+    if lead:
+        log.cite("tools_reply_lead", cmp)
+    return lead
+
+
+def _before_reply(rendered: str) -> str | None:
+    """The text between the (last) user text and the reply's text (None: either is not written)."""
+    if USER_TEXT not in rendered or ASSISTANT_TEXT not in rendered:
+        return None
+    return rendered.rpartition(ASSISTANT_TEXT)[0].rpartition(USER_TEXT)[2]
+
+
 #: the end-of-sequence token shown to a template that was given none
 _PROBE_EOS = "<eos>"
 

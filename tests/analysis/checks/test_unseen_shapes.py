@@ -286,6 +286,26 @@ def test_what_history_writes_before_a_reply_past_the_generation_prompt_is_read_a
     assert generated.parse("all good, all\n<|content|> stays").message.content == "all good, all\n<|content|> stays"
 
 
+def test_a_reply_lead_written_only_with_tools_is_what_a_model_writes_first() -> None:
+    """vLLM's Hunyuan tool template (issue 34): given tools, history writes
+    "助手：" before a reply that makes no call (its system prompt asks the
+    model to begin so); without tools, replies are bare.  With tools, the
+    reply is the text after it, a reply quoting the call marker included;
+    without tools, a reply that begins so keeps it (it is the reply's text)."""
+    path = SMALL / "tools_reply_lead.jinja"
+    assert check_template(path, "tools_reply_lead.jinja").status is CheckStatus.OK
+    parser = auto_parser(load_template(path))
+    assert parser.analysis.tools_reply_lead == "助手：" and parser.analysis.assistant_start == ""
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
+    with_tools = parser.generate(ChatRequest.from_json({"messages": [{"role": "user", "content": "x"}], "tools": tools}))
+    assert with_tools.parse("助手：Write `</tool_calls>` to call a tool.<|eos|>").message.content == "Write `</tool_calls>` to call a tool."
+    assert with_tools.parse("It is sunny.<|eos|>").message.content == "It is sunny."
+    call = with_tools.parse('<tool_calls>[{"name": "get_weather", "arguments": {"city": "Paris"}}]</tool_calls><|eos|>').message
+    assert [(c.name, json.loads(c.arguments)) for c in call.tool_calls] == [("get_weather", {"city": "Paris"})]
+    plain = parser.generate(ChatRequest.from_json({"messages": [{"role": "user", "content": "x"}]}))
+    assert plain.parse("助手：It is sunny.<|eos|>").message.content == "助手：It is sunny."
+
+
 def test_text_glued_to_a_json_call_list_with_no_marker_reads_back() -> None:
     """Issue 33's "text glued to a JSON call": calls written as a JSON list with
     no marker before them, right after the turn's text.  The list starts at the
