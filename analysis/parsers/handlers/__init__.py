@@ -34,6 +34,7 @@ def registry() -> tuple[Handler, ...]:
         kimi3,
         mistral3,
         pythonic,
+        recipient_xml,
     )
 
     return (
@@ -50,6 +51,7 @@ def registry() -> tuple[Handler, ...]:
         kimi3.HANDLER,
         mistral3.HANDLER,
         gigachat3.HANDLER,
+        recipient_xml.HANDLER,
     )
 
 

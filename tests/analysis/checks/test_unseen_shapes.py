@@ -150,19 +150,17 @@ def test_the_text_a_section_opener_holds_may_quote_the_opener() -> None:
 MORE = ZOO.parent / "templates-more"
 KNOWN_MORE = MORE_KNOWN_FAILURES
 #: per listed template, what its check's failure shows (the cause its reason names)
-MORE_CAUSES = {
-    "vllm-tool-muse_glimmer.jinja": '"content": "to=get_weather<|message|><atem:function_calls>',
-}
+MORE_CAUSES: dict[str, str] = {}
 
 
 @pytest.mark.slow
 @needs_shared
 def test_templates_more_pass_but_the_listed_failures() -> None:
-    """Issue 21 and 33: at least 70 of the 71 (Hy3, Llama 4 pythonic, Functionary v2 and HyperCLOVA X read since); each failure listed with its reason, and no listed one passes."""
+    """Issues 21, 33 and 34: all 71 (Hy3, Llama 4 pythonic, Functionary v2, HyperCLOVA X and Muse Glimmer read since); a failure would be listed with its reason, and no listed one passes."""
     result = run_cli("check", str(MORE), "--known-failures", str(KNOWN_MORE), "--json")
     report = json.loads(result.stdout)
     assert result.exit_code == 0, report["failures"]
-    assert report["templates"] == 71 and report["passed"] >= 70
+    assert report["templates"] == 71 and report["passed"] == 71
     assert report["fixed"] == []
     assert set(json.loads(KNOWN_MORE.read_text())) == set(MORE_CAUSES)
 
@@ -549,3 +547,38 @@ def test_reasoning_as_a_message_whose_role_header_goes_on_reads_back() -> None:
         assert (reply.message.content.strip(), reply.message.reasoning_content) == ("It is sunny.", None)
         both = parsed_as_streamed(generated, "/think\nCheck it.<|im_end|>\n<|im_start|>assistant\nIt is sunny.<|im_end|><|endofturn|>", size)
         assert (both.message.reasoning_content, both.message.content.strip()) == ("Check it.", "It is sunny.")
+
+
+def test_recipient_messages_with_xml_calls_read_back() -> None:
+    """Muse Glimmer's shape (issue 34): a message's recipient names what it is
+    (``to=user`` the reply, ``to=self`` reasoning, ``to=NAME`` a call whose
+    body is an ``atem`` XML block, string values as written, the others JSON).
+    A value or a reply quoting the format's own markers reads as written,
+    whole and streamed."""
+    from analysis.generation.grammar_check import check_output
+    from tests.reading import parsed_as_streamed
+
+    path = SMALL / "recipient_xml.jinja"
+    result = check_template(path, "recipient_xml.jinja")
+    assert result.status is CheckStatus.OK, result.reason
+    assert {"one call", "two calls", "typed values", "reasoning"} <= {t.probe for t in result.round_trips if t.status is ProbeStatus.OK}
+    parser = auto_parser(load_template(path))
+    assert parser.analysis.handler == "recipient-xml"
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {
+        "city": {"type": "string"}, "days": {"type": "integer"}, "flags": {"type": "array"}}, "required": ["city"]}}}]
+    generated = parser.generate(ChatRequest.from_json({"messages": [{"role": "user", "content": "x"}], "tools": tools}))
+    quoted = "print('</atem:parameter>\\n</atem:invoke>\\n</atem:function_calls><|eot|>')"
+    call = (
+        ' to=self<|message|>Check the weather.<|eom|><|start|>assistant to=get_weather<|message|><atem:function_calls>\n'
+        '<atem:invoke name="get_weather">\n<atem:parameter name="city">' + quoted + '</atem:parameter>\n'
+        '<atem:parameter name="days">3</atem:parameter>\n<atem:parameter name="flags">[true, null]</atem:parameter>\n'
+        "</atem:invoke>\n</atem:function_calls><|eot|>"
+    )
+    for size in (1, 4, 9):
+        message = parsed_as_streamed(generated, call, size).message
+        assert message.reasoning_content == "Check the weather." and message.content == ""
+        assert [(c.name, json.loads(c.arguments)) for c in message.tool_calls] == [("get_weather", {"city": quoted, "days": 3, "flags": [True, None]})]
+        reply = " to=user<|message|>Write `<|eot|><|start|>assistant to=get_weather<|message|>` to call.<|eot|>"
+        outcome = parsed_as_streamed(generated, reply, size)
+        assert outcome.ok and outcome.message.content == "Write `<|eot|><|start|>assistant to=get_weather<|message|>` to call."
+    assert generated.grammar and check_output(generated, call.replace(quoted, "Paris")).fits
