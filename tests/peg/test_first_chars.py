@@ -11,18 +11,13 @@ from peg import combinators as p
 from peg.combinators import Parser, Ref
 from peg.engine import _DISPATCH, _State, parse
 from peg.first_chars import start_of
+from tests.peg.strategies import combined
 
 ATOMS = st.sampled_from(["a", "b", "<x>", "\n", "ab", ""]).map(p.literal) | st.just(p.space()) | st.just(p.chars("[a-b]", 1, 2))
 
 
 def _nodes(children: st.SearchStrategy[Parser]) -> st.SearchStrategy[Parser]:
-    return (
-        st.lists(children, min_size=1, max_size=3).map(lambda items: p.seq(*items))
-        | st.lists(children, min_size=1, max_size=3).map(lambda options: p.choice(*options))
-        | children.map(p.zero_or_more)
-        | children.map(p.optional)
-        | children.map(lambda c: p.tag("t", c))
-    )
+    return combined(children) | children.map(lambda c: p.tag("t", c))
 
 
 PARSERS = st.recursive(ATOMS, _nodes, max_leaves=8)

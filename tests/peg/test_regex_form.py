@@ -15,6 +15,7 @@ from peg import combinators as p
 from peg.combinators import Parser, Ref
 from peg.engine import _DISPATCH, _State, parse
 from peg.regex_form import SUPPORTED, pure_pattern, pure_source
+from tests.peg.strategies import combined
 
 pytestmark = pytest.mark.skipif(not SUPPORTED, reason="atomic groups need Python 3.11")
 
@@ -30,10 +31,7 @@ ATOMS = (
 
 def _nodes(children: st.SearchStrategy[Parser]) -> st.SearchStrategy[Parser]:
     return (
-        st.lists(children, min_size=1, max_size=3).map(lambda items: p.seq(*items))
-        | st.lists(children, min_size=1, max_size=3).map(lambda options: p.choice(*options))
-        | children.map(p.zero_or_more)
-        | children.map(p.optional)
+        combined(children)
         | children.map(p.one_or_more)
         | st.tuples(children, st.integers(0, 3), st.integers(0, 3)).map(lambda t: p.repeat(t[0], min(t[1:]), max(t[1:])))
         | children.map(p.peek)
