@@ -166,8 +166,16 @@ def build_parser(
                 # first call marker from which the rest of the output reads (a
                 # marker quoted in prose, or a call that does not read, is text)
                 rest = p.rule("calls-to-end")
-                between = text_until(starts, stops, then=rest) if not content_after else None
-                rest.body = tool_calls + (p.zero_or_more(closers + between + tool_calls) if between is not None else p.eps()) + tail
+                if content_after:
+                    rest.body = tool_calls + tail
+                else:
+                    # (text after the calls is content, so the rest of the output reads
+                    # from a marker exactly where a call block does: the text between
+                    # calls looks ahead only that far, and the look-ahead never nests
+                    # one per call, which ran out of stack after a few hundred calls)
+                    block = p.rule("call-block", tool_calls)
+                    between = text_until(starts, stops, then=block)
+                    rest.body = block + p.zero_or_more(closers + between + block) + tail
                 with_calls = _content_until(analysis, *starts, stops=stops, then=rest) + rest
         elif json_starts:
             # (parsing) calls at the output's start, text after them content; after

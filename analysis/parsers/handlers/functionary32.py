@@ -92,15 +92,20 @@ def build(
     end = ending(stops)
     # (parsing) text ends at the first >>> from which the rest of the output reads
     # (a recipient and its text or call, to the end): a >>> quoted in prose is prose
+    # (a text always reads, to the output's end if need be: the rest reads from
+    # a >>> where the calls after it read and the output then ends, or a text
+    # begins; so the look-ahead never nests one per message)
     rest = p.rule("segments-to-end")
     text = p.until(mark, stops=stops) if for_grammar else p.until(mark, stops=stops, then=rest, tentative=True)
-    segments = [p.literal("all") + spaced(separator) + tags.content(text)]
+    text_head = p.literal("all") + spaced(separator)
+    segments = [text_head + tags.content(text)]
     for f in functions:
         # (parsing) arguments that are not JSON are kept as written, up to the next >>>
         args = json_arguments(f, (mark,), for_grammar)
         segments.insert(0, tags.tool(tags.tool_name(p.literal(f["name"])) + spaced(separator) + args))
     segment = p.choice(*segments)
-    rest.body = p.zero_or_more(p.space() + p.literal(mark) + segment) + end
+    calls_ahead = p.zero_or_more(p.space() + p.literal(mark) + p.choice(*segments[:-1])) if functions else p.eps()
+    rest.body = calls_ahead + p.choice(p.space() + p.literal(mark) + text_head, end)
     # (parsing) text after the last message that no recipient opens is content, as
     # after the generic formats' calls (a broken end-of-turn marker after a call)
     tail = end if for_grammar else p.choice(end, text_to_end(stops))

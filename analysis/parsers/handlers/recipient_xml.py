@@ -90,15 +90,25 @@ def build(
     end_marker = p.choice(*(p.literal(e) for e in ENDS))
     # (parsing) a text ends at the first end marker from which the rest of the
     # output reads as the format's messages: one quoted in it is text; a value
-    # ends at the first closer after which the call's block closes and the
-    # message ends (bounded: the next message's separator, or the output's end)
-    rest = p.rule("rest-of-the-turn")
-    after_message = None
-    if not for_grammar:
-        after_message = p.rule("after-a-message", p.zero_or_more(p.space() + end_marker) + p.space() + p.choice(p.peek(p.literal(SEPARATOR)), p.end()))
+    # ends at the first closer after which its block closes and the message
+    # ends (bounded: the next message's separator, or the output's end)
+    ends = p.zero_or_more(p.space() + end_marker) + p.space()
+    after_message = None if for_grammar else p.rule("after-a-message", ends + p.choice(p.peek(p.literal(SEPARATOR)), p.end()))
 
     def header(recipient: Parser) -> Parser:
         return p.space() + p.literal("to=") + recipient + p.literal(MESSAGE)
+
+    namespace = analysis.tools.format.section_start[1:].partition(":")[0] or "atem"
+    functions = tool_functions(request) if request.has_tools else []
+    calls = [_call(f, namespace, header, after_message, for_grammar) for f in functions]
+    texts = (REPLY, THOUGHT)
+    # the rest of the output reads from an end marker where the call messages
+    # after it read and the output then ends, or a text message begins (its
+    # text always reads, to the output's end if need be): the look-ahead never
+    # nests one per message, as it would by asking the same of each text
+    call_messages = p.zero_or_more(ends + p.literal(SEPARATOR) + p.choice(*calls)) if calls else p.eps()
+    text_begins = p.literal(SEPARATOR) + header(p.choice(*map(p.literal, texts)))
+    rest = p.rule("rest-of-the-turn", call_messages + ends + p.choice(text_begins, ending(stops)))
 
     def text() -> Parser:
         return p.until(*ENDS, SEPARATOR) if for_grammar else p.until(*ENDS, SEPARATOR, then=rest)
@@ -108,13 +118,8 @@ def build(
         thought = tags.content(header(p.literal(THOUGHT)) + text())
     else:
         thought = tags.reasoning_block(header(p.literal(THOUGHT)) + p.tag(REASONING, text()))
-    namespace = analysis.tools.format.section_start[1:].partition(":")[0] or "atem"
-    functions = tool_functions(request) if request.has_tools else []
-    calls = [_call(f, namespace, header, after_message, for_grammar) for f in functions]
     message = p.choice(*calls, reply, thought)
-    # what follows a message: its end marker, then the next message, or the output's end
-    rest.body = p.zero_or_more(p.space() + end_marker) + p.space() + p.choice(p.literal(SEPARATOR) + message + rest, ending(stops))
-    body = message + rest
+    body = message + p.zero_or_more(ends + p.literal(SEPARATOR) + message) + ends + ending(stops)
     one_call = repeated_calls(p.choice(*calls) + p.optional(end_marker) + p.space(), request, for_grammar) if calls else None
     # no trigger (the prompt ends where the model names the recipient): the grammar covers the whole turn
     return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, one_call, "", request.reasoning_format is not ReasoningFormat.NONE)
