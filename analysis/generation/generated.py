@@ -147,6 +147,10 @@ class Generated:
                 shown = map_result(prefix, self.keeps_reasoning_in_content, self.hooks, final=True)
                 if len(shown.tool_calls) > len(message.tool_calls) + len(unread_calls):
                     return self._cut_outcome(output, prefix, "the output ends inside a tool call (cut off at max_tokens?)")
+                if message.tool_calls and not unread_calls and self._ends_inside_a_call(result):
+                    # (a stream holds the calls before it, as the last one may yet decide
+                    # where their values end: the whole parse's calls stand, its text stays)
+                    return ParseOutcome(message, False, "the output ends inside a tool call (cut off at max_tokens?)", need_more=True)
             # else a quoted one is prose; a block from one
             # to a call's closer is a call that does not read (kept as text, reported;
             # the calls around it are calls)
@@ -163,6 +167,16 @@ class Generated:
         if unread_calls:
             return ParseOutcome(message, False, _unread_calls_warning(unread_calls, len(self.generation_prompt)))
         return ParseOutcome(message, True)
+
+    def _ends_inside_a_call(self, result: ParseResult) -> bool:
+        """Whether the text after the last call read begins a call at a call
+        marker and the output ends inside it (a partial parse of the calls
+        from that marker runs out of input)."""
+        trigger, calls, last = self.built.trigger, self.built.tool_calls, _last_call(result.tree)
+        if not trigger or calls is None or last is None:
+            return False
+        at = result.text.find(trigger, last.end)
+        return at >= 0 and parse(calls, result.text, partial=True, start=at).status is Status.NEED_MORE
 
     def _unread_block(self, result: ParseResult) -> UnreadBlock | None:
         """The first call block in the text: a call marker in the content with a

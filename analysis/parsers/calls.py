@@ -88,16 +88,20 @@ def calls_part(analysis: TemplateAnalysis, request: ChatRequest, for_grammar: bo
         if not for_grammar and strip_ws(fmt.section_start):  # (parsing) calls in several sections
             calls = p.one_or_more(calls)
     if after_call is not None and after_calls is not None:
-        after_call.body = _after_a_call(analysis, after_calls, [str(f["name"]) for f in functions if f.get("name")])
+        named = [f for f in functions if f.get("name")]
+        # (the next call as it reads alone: its values end at the first closer from which it reads on)
+        next_call = p.choice(*(tag_call(analysis, f) for f in named)) if named else None
+        after_call.body = _after_a_call(analysis, after_calls, next_call, stops)
     return calls
 
 
-def _after_a_call(analysis: TemplateAnalysis, after_calls: Parser, names: list[str]) -> Parser:
+def _after_a_call(analysis: TemplateAnalysis, after_calls: Parser, next_call: Parser | None, stops: tuple[str, ...]) -> Parser:
     """What follows a call's function close in the format's own form, read as
-    far as it decides the call's end: its closer, then the next call's opener
-    and function name (one of ``names``), or the section's closer and the next
-    section's opener or ``after_calls`` (the output's end).  A value's text is
-    held in a stream until this reads: the closers and one call's head at most."""
+    far as it decides the call's end: its closer, then the next call, whole,
+    as it reads alone (``next_call``: its values end at their first closer
+    from which it reads on, so this never nests), or the section's closer and
+    the next section's opener or ``after_calls`` (the output's end).  A value's
+    text is held in a stream until this reads: the closers and one call at most."""
     fmt, fn = analysis.tools.format, analysis.tools.function
     per_call, name_prefix = strip_ws(fmt.per_call_start), strip_ws(fn.name_prefix)
     call_start = per_call or name_prefix
@@ -105,9 +109,12 @@ def _after_a_call(analysis: TemplateAnalysis, after_calls: Parser, names: list[s
     after_section = p.choice(p.peek(p.literal(section_start)), after_calls) if section_start else after_calls
     tail = p.literal(section_end) + p.space() + after_section if section_end else after_calls
     close = p.literal(strip_ws(fmt.per_call_end)) + p.space() if strip_ws(fmt.per_call_end) else p.eps()
-    head = p.literal(call_start) + (p.space() + p.literal(name_prefix) if per_call and name_prefix else p.eps())
-    if names:  # (the next call's head, up to its function's name)
-        head = head + p.space() + p.choice(*(p.literal(n) for n in sorted(names, key=len, reverse=True)))
+    if next_call is not None:  # (the next call, its markers and all: a call's closer left out ends where the rest of it does)
+        opener = p.literal(per_call) + p.space() if per_call else p.eps()
+        closer = or_left_out(strip_ws(fmt.per_call_end), (per_call, section_end, *stops), False) if per_call or strip_ws(fmt.per_call_end) else p.eps()
+        head = opener + next_call + p.space() + closer
+    else:
+        head = p.literal(call_start) + (p.space() + p.literal(name_prefix) if per_call and name_prefix else p.eps())
     ahead = p.choice(p.peek(head), tail) if call_start else tail
     return p.space() + close + ahead
 

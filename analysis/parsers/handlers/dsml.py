@@ -64,7 +64,18 @@ def markup_handler(name: str, dialect: str, section: str) -> Handler:
             arguments={"name_prefix": param, "name_suffix": '" string="true|false">', "value_prefix": "", "value_suffix": param_end},
         )
 
-    def call(function: Mapping[str, Any], for_grammar: bool, section_end: str = "", section_start: str = "", end: Parser | None = None) -> Parser:
+    def call(
+        function: Mapping[str, Any],
+        for_grammar: bool,
+        section_end: str = "",
+        section_start: str = "",
+        end: Parser | None = None,
+        next_invoke: Parser | None = None,
+    ) -> Parser:
+        """One invoke.  When parsing, a string value ends at the first closer
+        from which the whole output reads on, as far as ``next_invoke`` (the
+        next invoke as it reads alone); without it, at the first from which
+        its own invoke reads on (the reading alone)."""
         params = function.get("parameters") or {}
         properties = params.get("properties") or {}
         names = sorted(properties, key=lambda n: -len(str(n)))
@@ -78,10 +89,12 @@ def markup_handler(name: str, dialect: str, section: str) -> Handler:
             # the whole output's reading first: the closers, then the next parameter or invoke, or the section's end and the output's
             after_section = p.choice(p.peek(p.literal(section_start)), end) if section_start and end is not None else (end or p.end())
             section_tail = p.literal(section_end) + p.space() + after_section if section_end else after_section
-            invoke_tail = p.literal(invoke_end) + p.space() + p.choice(p.peek(p.literal(invoke)), section_tail)
-            whole = p.literal(param_end) + p.space() + p.choice(p.peek(p.literal(param)), invoke_tail)
             local = p.tag(TOOL_ARG_STRING, p.until(param_end, then=after))
-            text = p.literal('true">') + whole_reading_first((param_end,), whole, local, lambda until: p.tag(TOOL_ARG_STRING, until))
+            text = p.literal('true">') + local
+            if next_invoke is not None:  # (the next invoke, whole, as it reads alone: the look-ahead never nests)
+                invoke_tail = p.literal(invoke_end) + p.space() + p.choice(p.peek(next_invoke), section_tail)
+                whole = p.literal(param_end) + p.space() + p.choice(p.peek(p.literal(param)), invoke_tail)
+                text = p.literal('true">') + whole_reading_first((param_end,), whole, local, lambda until: p.tag(TOOL_ARG_STRING, until))
             # a declared name (longest first, whole), else any (an argument the schema does not declare is kept: the schema check reports it)
             # (a name is complete, and shown, once its closing quote confirms it)
             arg_name = p.choice(*(p.literal(str(n)) + p.peek(p.literal('"')) for n in names), p.chars('[^"]', 1, UNBOUNDED) + p.peek(p.literal('"')))
@@ -105,7 +118,9 @@ def markup_handler(name: str, dialect: str, section: str) -> Handler:
 
     def calls(analysis: TemplateAnalysis, request: ChatRequest, for_grammar: bool = False) -> tuple[Parser, str]:
         start, end = analysis.tools.format.section_start or section_start, analysis.tools.format.section_end or section_end
-        one = p.choice(*(call(f, for_grammar, end, start, output_end(analysis)) for f in tool_functions(request)))
+        functions = tool_functions(request)
+        alone = p.choice(*(call(f, for_grammar) for f in functions)) if functions and not for_grammar else None
+        one = p.choice(*(call(f, for_grammar, end, start, output_end(analysis), alone) for f in functions))
         # (parsing) the section's end left out before the turn's end marker
         close = section_closer(end, for_grammar)
         parser = p.literal(start) + p.space() + repeated_calls(one + p.space(), request, for_grammar) + close + p.space()

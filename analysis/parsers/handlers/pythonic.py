@@ -77,9 +77,11 @@ def _with_pythonic_markers(analysis: TemplateAnalysis, start: str, end: str, **c
     )
 
 
-def _next_call(functions: Sequence[Mapping[str, Any]]) -> Parser:
-    """A look-ahead: a call of one of ``functions`` starts here (its name and ``(``)."""
-    return p.peek(p.choice(*(p.literal(f"{f['name']}(") for f in functions)))
+def _next_call(functions: Sequence[Mapping[str, Any]], value: Parser, ends: list[str]) -> Parser:
+    """A look-ahead: a call of one of ``functions`` reads here, whole, as it
+    reads alone (its values end at their first end from which it reads on:
+    the look-ahead never nests)."""
+    return p.peek(p.choice(*(_call(f, value, False, ends) for f in functions)))
 
 
 def _call_list(request: ChatRequest, for_grammar: bool, closes: tuple[str, ...] = (), after_list: Parser | None = None) -> Parser:
@@ -93,7 +95,8 @@ def _call_list(request: ChatRequest, for_grammar: bool, closes: tuple[str, ...] 
     ends = ["]", *(f",{gap}{f['name']}(" for f in functions for gap in ("", " "))]
     after_call = None
     if after_list is not None and not for_grammar and functions:
-        after_call = p.rule("after-a-python-call", p.space() + p.choice(p.literal(",") + p.space() + _next_call(functions), p.literal("]") + after_list))
+        next_call = _next_call(functions, value, ends)
+        after_call = p.rule("after-a-python-call", p.space() + p.choice(p.literal(",") + p.space() + next_call, p.literal("]") + after_list))
     call = p.choice(*(_call(f, value, for_grammar, ends, after_call) for f in functions))
     more = p.zero_or_more(p.space() + p.literal(",") + p.space() + call) if request.parallel_tool_calls or not for_grammar else p.eps()
     return p.literal("[") + p.space() + call + more + p.space() + or_left_out("]", closes, for_grammar)
@@ -116,7 +119,9 @@ def _value_as_written(value: Parser, names: list[str], ends: list[str], after_ca
     whole = None
     if after_call is not None:
         next_argument = p.choice(*(p.literal(n) for n in names)) + p.space() + p.literal("=") if names else p.chars("[A-Za-z0-9_]", 1, UNBOUNDED)
-        whole = p.space() + p.choice(p.literal(",") + p.space() + next_argument, p.literal(")") + after_call)
+        # (a declared name and "=" may follow without a comma: Gemma 3's pythonic template writes none)
+        comma = p.optional(p.literal(",")) if names else p.literal(",")
+        whole = p.space() + p.choice(comma + p.space() + next_argument, p.literal(")") + after_call)
     string = p.choice(*(quoted_to_next_argument(quote, boundaries if names else [], end, inside, escape="\\", whole=whole) for quote in "'\""))
     bare = text_to_next_argument(boundaries if names else [], "[^,)]")
     return p.choice(string, typed_value({}, "pythonic-value", end, bare, own=[p.tag(TOOL_ARG_PY, value)]))
@@ -183,9 +188,12 @@ def calls_list(analysis: TemplateAnalysis, request: ChatRequest, for_grammar: bo
     that.[get_weather(...)]``, as Llama 4's pythonic template writes a turn's
     text and calls): from the first ``[`` from which a call list reads to the
     output's end (a list quoted in prose, text after it, is text)."""
-    calls = _call_list(request, for_grammar) + p.space()
     if for_grammar:
-        return calls, ""
+        return _call_list(request, for_grammar) + p.space(), ""
+    # (text may follow the list: after its "]", the output reads whatever comes; a
+    # string value ends at the first quote after which its call closes and the
+    # list goes on, the next call read whole, or ends)
+    calls = _call_list(request, for_grammar, after_list=p.eps()) + p.space()
     stops = turn_end_markers(analysis)
     to_end = p.rule("call-list-to-end", calls + ending(stops))
     return p.choice(calls, text_until(("[",), stops, then=to_end) + calls), ""
@@ -249,10 +257,11 @@ def calls_section(analysis: TemplateAnalysis, request: ChatRequest, for_grammar:
         after_section = p.space() + p.choice(p.peek(p.literal(start)), output_end(analysis))
         section_tail = p.literal(end) + after_section if end else output_end(analysis)
         # (one per line: the line's end, then the next call or the section's end; else a comma and the next call)
+        next_call = _next_call(functions, value, ends)
         if per_call_end:
-            ahead = p.optional(p.literal(per_call_end)) + p.space() + p.choice(_next_call(functions), section_tail)
+            ahead = p.optional(p.literal(per_call_end)) + p.space() + p.choice(next_call, section_tail)
         else:
-            ahead = p.space() + p.choice(p.literal(",") + p.space() + _next_call(functions), section_tail)
+            ahead = p.space() + p.choice(p.literal(",") + p.space() + next_call, section_tail)
         after_call = p.rule("after-a-python-call", ahead)
     call = p.choice(*(_call(f, value, for_grammar, ends, after_call) for f in functions))
     if per_call_end:

@@ -990,3 +990,34 @@ def test_text_after_a_handlers_calls_is_content_as_in_the_generic_formats(templa
     call; the whole parse used to keep the block as text)."""
     message = read(template, output)
     assert message["tool_calls"] == [call(city="Paris")] and message["content"].strip() == text
+
+
+def test_a_value_quoting_its_closers_and_a_next_calls_head_is_read_whole() -> None:
+    """The look-ahead after a candidate closer reads the next call whole (as it
+    reads alone), not only its head: a GLM value quoting
+    ``</arg_value></tool_call><tool_call>get_weather`` and then more text is
+    its text, as the output has no other reading (it was read at the quote,
+    and the "call" after it did not read)."""
+    generated = zoo_generated("GLM-4.6.jinja")
+    value = "a</arg_value>\n</tool_call>\n<tool_call>get_weather\nb"
+    for size in (1, 5):
+        outcome = parsed_as_streamed(generated, "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>" + value + "</arg_value>\n</tool_call>", size)
+        assert outcome.ok and [(c.name, json.loads(c.arguments)) for c in outcome.message.tool_calls] == [("get_weather", {"city": value})]
+    # two calls: the first value's end is decided by the second call, whole
+    two = "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>\n<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Lyon</arg_value>\n</tool_call>"
+    outcome = parsed_as_streamed(generated, two, 3)
+    assert [json.loads(c.arguments) for c in outcome.message.tool_calls] == [{"city": "Paris"}, {"city": "Lyon"}]
+
+
+def test_a_dsml_value_quoting_its_closers_and_a_next_invokes_head_is_read_whole() -> None:
+    """DeepSeek V3.2's DSML reads the next invoke whole too (it stopped at its
+    opener): a value quoting ``</｜DSML｜parameter></｜DSML｜invoke><｜DSML｜invoke
+    name="get_weather">`` and then more text is its text."""
+    generated = zoo_generated("DeepSeek-V3.2.jinja")
+    value = 'a</｜DSML｜parameter>\n</｜DSML｜invoke>\n<｜DSML｜invoke name="get_weather">\nb'
+    call = '<｜DSML｜invoke name="get_weather">\n<｜DSML｜parameter name="city" string="true">{}</｜DSML｜parameter>\n</｜DSML｜invoke>\n'
+    for size in (1, 5):
+        outcome = parsed_as_streamed(generated, "</think><｜DSML｜function_calls>\n" + call.format(value) + "</｜DSML｜function_calls>", size)
+        assert outcome.ok and [(c.name, json.loads(c.arguments)) for c in outcome.message.tool_calls] == [("get_weather", {"city": value})]
+    two = "</think><｜DSML｜function_calls>\n" + call.format("Paris") + call.format("Lyon") + "</｜DSML｜function_calls>"
+    assert [json.loads(c.arguments) for c in parsed_as_streamed(generated, two, 3).message.tool_calls] == [{"city": "Paris"}, {"city": "Lyon"}]
