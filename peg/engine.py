@@ -47,7 +47,7 @@ from peg.combinators import (
 from peg.first_chars import SPACE_PATTERN, lead_of, run_pattern, start_of
 from peg.json_scan import scan_json
 from peg.partial import json_partial_end, longest_delimiter, partial_end, trailing_stops
-from peg.regex_form import pure_pattern, pure_source
+from peg.regex_form import prefix_pattern, pure_pattern, pure_source
 from peg.scanning import escaped_run, first_of
 from peg.status import Status
 from peg.text import WS, line_column
@@ -644,6 +644,9 @@ def _rule(node: Rule, st: _State, pos: int) -> _Result:
         if pure is not None:  # (a body that captures nothing: one regex, no memo needed)
             matched = pure.match(st.text, pos)
             return (_FAIL, pos, _NONE) if matched is None else (_OK, matched.end(), _NONE)
+        prefix = node.__dict__["_prefix"] if "_prefix" in node.__dict__ else prefix_pattern(node)
+        if prefix is not None and prefix.match(st.text, pos) is None:
+            return _FAIL, pos, _NONE  # (what it must begin with is not here: a look-ahead rejected at once)
     key = (id(node), pos)
     cached = st.memo.get(key)
     if cached is not None:

@@ -38,8 +38,10 @@ from peg.combinators import (
     Ref,
     Repetition,
     Rule,
+    Schema,
     Sequence,
     Space,
+    Tag,
 )
 from peg.first_chars import start_of
 
@@ -140,3 +142,56 @@ def _char_class(node: CharClass) -> str:
     body = "".join(re.escape(lo) if lo == hi else f"{re.escape(lo)}-{re.escape(hi)}" for lo, hi in node.ranges)
     high = "" if node.max == UNBOUNDED else str(node.max)
     return f"[{'^' if node.negated else ''}{body}]{{{node.min},{high}}}+"
+
+
+def prefix_pattern(node: Parser) -> re.Pattern[str] | None:
+    """A regex that matches wherever ``node`` can match on whole input (a
+    necessary condition, not a sufficient one): its exact regex where it
+    captures nothing, else the exact regex of the items it begins with,
+    through sequences, tags and rules, and of a choice, the options' own
+    prefixes (kept on the node, made once).  None where nothing is required
+    (it may begin with a scan, or match no text).  Where it does not match,
+    ``node`` cannot: a look-ahead that fails at its first characters fails in
+    one regex call."""
+    if "_prefix" in node.__dict__:
+        found: re.Pattern[str] | None = node.__dict__["_prefix"]
+        return found
+    source = _prefix(node, frozenset()) if SUPPORTED else ""
+    pattern = None
+    if source and len(source) <= _MAX_SOURCE:
+        try:
+            pattern = re.compile(source)
+        except (re.error, RecursionError, OverflowError):
+            pattern = None
+    node.__dict__["_prefix"] = pattern
+    return pattern
+
+
+def _prefix(node: Parser, rules: frozenset[int]) -> str:
+    """The source of :func:`prefix_pattern` ("" where nothing is required)."""
+    exact = _source(node, rules)
+    if exact is not None:
+        return exact
+    if isinstance(node, Sequence):
+        parts: list[str] = []
+        for item in node.items:
+            exact = _source(item, rules)
+            if exact is None:  # (the first item whose end is not fixed: its own prefix, and no further)
+                parts.append(_prefix(item, rules))
+                break
+            parts.append(exact)
+        return "".join(parts)
+    if isinstance(node, Choice):
+        options = [_prefix(option, rules) for option in node.options]
+        return "" if not all(options) else "(?:" + "|".join(options) + ")"
+    if isinstance(node, (Tag, Atomic, Schema)):
+        return _prefix(node.item, rules)
+    if isinstance(node, Repetition):
+        return _prefix(node.item, rules) if node.min >= 1 else ""
+    if isinstance(node, Ref):
+        return _prefix(node.rule, rules)
+    if isinstance(node, Rule):
+        if id(node) in rules or node.body is None:
+            return ""
+        return _prefix(node.body, rules | {id(node)})
+    return ""  # (until, rest, JSON, look-aheads: anything, or nothing)

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from peg import combinators as p
 from peg.combinators import Parser, Ref
 from peg.engine import _DISPATCH, _State, parse
-from peg.regex_form import SUPPORTED, pure_pattern, pure_source
+from peg.regex_form import SUPPORTED, prefix_pattern, pure_pattern, pure_source
 from tests.peg.strategies import combined
 
 pytestmark = pytest.mark.skipif(not SUPPORTED, reason="atomic groups need Python 3.11")
@@ -107,3 +107,25 @@ def test_a_failed_parse_still_says_what_was_expected() -> None:
     result = parse(parser, "<c>")
     assert result.status.name == "FAILURE"
     assert result.furthest == 1 and result.expected == frozenset({"'a'", "'b'"})
+
+
+@pytest.mark.filterwarnings("ignore:Generating overly large repr")
+@settings(max_examples=1000, deadline=None)
+@given(parser=CAPTURING, text=TEXTS, pos=st.integers(0, 3))
+@example(parser=p.seq(p.literal("<"), p.tag("t", p.until(">")), p.literal(">")), text="x>", pos=0)
+@example(parser=p.choice(p.seq(p.space(), p.tag("t", p.literal("a"))), p.literal("b")), text="c", pos=0)
+@example(parser=p.choice(p.seq(p.literal("a"), p.tag("t", p.until("<"))), p.tag("t", p.literal("b"))), text="b", pos=0)  # (any option)
+def test_where_the_prefix_does_not_match_the_parser_does_not(parser: Parser, text: str, pos: int) -> None:
+    """``prefix_pattern`` is a necessary condition: where it does not match,
+    the node-by-node reading fails too (so a look-ahead may fail at once)."""
+    pos = min(pos, len(text))
+    prefix = prefix_pattern(parser)
+    if prefix is not None and prefix.match(text, pos) is None:
+        assert _node_by_node(parser, text, pos)[0] == 1
+
+
+def test_a_prefix_runs_through_captures_to_the_first_scan() -> None:
+    value = p.seq(p.literal("<v>"), p.tag("t", p.until("</v>")), p.literal("</v>"))
+    assert prefix_pattern(value) == re.compile("<v>")
+    assert prefix_pattern(p.choice(value, p.seq(p.space(), p.tag("n", p.literal("x"))))) == re.compile(r"(?:<v>|[ \t\n\r]*+x)")
+    assert prefix_pattern(p.seq(p.until("a"), p.literal("b"))) is None  # (it may begin with anything)
