@@ -422,7 +422,8 @@ def parse(
     Example: autoparser parse --template templates/tests/tagged_xml.jinja --tools examples/tools.json examples/tagged_call.txt
 
     Exit status: 0 parsed; 1 parsed with a problem, named on stderr: the
-    output does not fit the format (it is kept as content), a call block in
+    output does not fit the format (what reads before the break is kept,
+    the rest is content), a call block in
     it does not read or its arguments are not a JSON object (that block is
     kept as text, the calls around it are kept), it ends inside a tool call
     (the calls before it are kept), or a call's arguments do not fit its

@@ -73,8 +73,11 @@ def call(name: str = "get_weather", **arguments: object) -> dict:
 
 def keeps_its_text(outcome: ParseOutcome, text: str) -> bool:
     """Whether a parse that reports a problem lost no text: the output as
-    content, unchanged (the format broke as a whole), or the call block it
-    names kept, as written, in the content (the calls around it read)."""
+    content, unchanged (nothing before the break read); or what read before
+    the place where the format broke (reasoning, calls whose blocks are
+    complete), each of it found in the output in order, then the rest of the
+    output, as written, in the content; or the call block it names kept, as
+    written, in the content (the calls around it read)."""
     import re
 
     from analysis.messages.mapper import Message
@@ -83,7 +86,30 @@ def keeps_its_text(outcome: ParseOutcome, text: str) -> bool:
         return True
     spans = re.findall(r"(\d+)-(\d+)", re.split(r" (?:does not read|kept as text)", outcome.warning)[0])
     named = re.search(r"tool call(?: block)?s? at offset", outcome.warning)
-    return named is not None and bool(spans) and all(text[int(a) : int(b)].strip() in outcome.message.content for a, b in spans)
+    if named is not None and spans:
+        return all(text[int(a) : int(b)].strip() in outcome.message.content for a, b in spans)
+    return _read_before_the_break(outcome.message, text)
+
+
+def _read_before_the_break(message: Message, text: str) -> bool:
+    """Whether ``message`` is a reading of a beginning of ``text`` then the rest
+    of it as content: the content ends with the output's end as written, and
+    the reasoning's end and each call's name come before that, in order, not
+    after it (text may come from a prompt the output continues)."""
+    content, written = message.content.strip(), text.rstrip()
+    same = 0
+    while same < min(len(content), len(written)) and content[-1 - same] == written[-1 - same]:
+        same += 1
+    if content and not same:
+        return False
+    head = written[: len(written) - same]
+    at = 0
+    for piece in filter(None, [(message.reasoning_content or "").strip()[-40:], *(call.name for call in message.tool_calls)]):
+        found = head.find(piece, at)
+        if found < 0 and piece in written[len(head) :]:
+            return False  # (read from text after the break)
+        at = max(at, found)  # (not found at all: from the prompt the output continues)
+    return True
 
 
 def arguments_are_objects(message: Message) -> bool:

@@ -13,7 +13,7 @@ from typing import Any
 from analysis.generation.results import ParseOutcome, Trigger, TriggerKind
 from analysis.generation.shown_text import hold_open_reasoning, unshown_from, with_rest
 from analysis.messages.hooks import GENERIC, OutputHooks
-from analysis.messages.mapper import Message, map_finished, map_result
+from analysis.messages.mapper import Message, map_finished, map_result, map_streamed
 from analysis.messages.tags import CONTENT, CONTENT_HELD, TOOL
 from analysis.parsers.builder import BuiltParser
 from analysis.parsers.pieces import call_closers
@@ -251,9 +251,22 @@ class Generated:
         return ParseOutcome(message, False, warning, need_more=True)
 
     def _failed(self, output: str, result: ParseResult) -> ParseOutcome:
-        """The outcome of a failed final parse: the output unchanged, as content."""
+        """The outcome of a failed final parse, block by block: what reads
+        before the place where the output stops fitting the format, as a
+        stream shows it (reasoning, text, the calls whose blocks are complete;
+        a call whose block the break cuts is not one), then the rest of the
+        output, as written, as content.  No text is lost; where nothing before
+        the break reads, the output unchanged is the content."""
         excerpt = result.excerpt(origin=len(self.generation_prompt))
-        return ParseOutcome(Message(content=output), False, self.failure_message(result), excerpt=excerpt)
+        warning = self.failure_message(result)
+        prompt = len(self.generation_prompt)
+        before = self.parse_text(output[: max(result.furthest - prompt, 0)], partial=True)
+        if before.status is Status.NEED_MORE:
+            shown, _ = map_streamed(before, self.keeps_reasoning_in_content, self.hooks)
+            shown = hold_open_reasoning(before, shown, self.built.trigger)[0]
+            rest = output[unshown_from(before, self.hooks, prompt) - prompt :]
+            return ParseOutcome(with_rest(shown, rest), False, warning, excerpt=excerpt)
+        return ParseOutcome(Message(content=output), False, warning, excerpt=excerpt)
 
     def failure_message(self, result: ParseResult) -> str:
         """The parse failure, with positions in the model output (not counting the prompt)."""

@@ -383,8 +383,9 @@ class StreamParser:
         """The output is complete: the last deltas and the final parse outcome.
 
         A stream never takes a delta back.  When the whole output reads in a way
-        that does not extend what the stream showed (it breaks the format, and a
-        whole parse gives the output unchanged as content; or marker text read
+        that does not extend what the stream showed (it breaks the format
+        where a stream showed less or otherwise than what reads before the
+        break; or marker text read
         one way while it was written and another once complete), the stream's
         final message keeps what it showed (grown to the whole output's reading
         as an unfinished beginning, when that extends it) and adds the rest of

@@ -15,7 +15,7 @@ from analysis.messages.mapper import Message, NotAnExtension, accumulate, messag
 from analysis.parsers.request import ChatRequest
 from analysis.template.loading import load_template
 from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate
-from tests.conftest import PROJECT_TEMPLATES
+from tests.conftest import PROJECT_TEMPLATES, needs_shared
 
 TOOLS = [
     {
@@ -264,3 +264,25 @@ def test_a_long_lived_parser_renders_a_prompt_per_request_past_one_budget(monkey
     request = ChatRequest.from_json({"messages": [{"role": "user", "content": "x" * 2_000}]})
     for _ in range(30):  # 30 prompts of 2,000 characters and more: past one budget of 20,000
         assert parser.generate(request).generation_prompt
+
+
+@needs_shared
+def test_a_broken_format_keeps_what_reads_before_the_break() -> None:
+    """Block by block (issue 34): where the output stops fitting the format,
+    what read before it stays (the reasoning a stream showed is reasoning),
+    and the rest of the output, as written, is content; a stream of it ends
+    with the same message.  Where nothing reads before the break, the output
+    is the content, unchanged."""
+    from analysis.generation.streaming import stream_output
+    from tests.reading import zoo_generated
+
+    generated = zoo_generated("openai-gpt-oss-120b.jinja", tools=False)
+    output = "<|channel|>analysis<|message|>Thinking.<|end|><|start|>assistant<|channel|>final<|message|>Hello<|start|><|mess<|\nWhat's up?"
+    outcome = generated.parse(output)
+    assert not outcome.ok and "does not fit the format" in outcome.warning
+    assert outcome.message.reasoning_content == "Thinking."
+    assert outcome.message.content == "Hello<|start|><|mess<|\nWhat's up?"
+    for size in (1, 4):
+        assert stream_output(generated, output, size)[1].message == outcome.message
+    nothing = "<|mess<| stray"
+    assert generated.parse(nothing).message.content == nothing
