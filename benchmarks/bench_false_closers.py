@@ -17,6 +17,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -51,20 +52,29 @@ def _stream(generated: object, text: str) -> None:
     stream.finish()
 
 
+def growth(name: str, generated: Any, make: Callable[[int], str], counts: tuple[int, int], calls: Callable[[int], int | None]) -> None:
+    """Print the whole parse's and a 16-character stream's time of ``make(n)``
+    for each of ``counts``, and how each grows; each parse must be ok with
+    ``calls(n)`` calls (None: at least one)."""
+    times = []
+    for n in counts:
+        text = make(n)
+        outcome = generated.parse(text)
+        expected = calls(n)
+        read = len(outcome.message.tool_calls)
+        assert outcome.ok and (read == expected if expected is not None else read > 0), (name, outcome.warning)
+        parse_s = timed(lambda t=text, g=generated: g.parse(t), 5)
+        stream_s = timed(lambda t=text, g=generated: _stream(g, t), 1)
+        times.append((parse_s, stream_s))
+        print(f"{name:<36}{n:>7}{len(text):>9}{parse_s * 1000:>9.2f}ms{stream_s * 1000:>9.0f}ms")
+    ratio = counts[1] // counts[0]
+    print(f"{'':<36}{f'x{ratio}:':>7}{'':>9}{times[1][0] / times[0][0]:>10.1f}x{times[1][1] / times[0][1]:>10.1f}x")
+
+
 def main() -> None:
     print(f"{'output':<36}{'false':>7}{'size':>9}{'parse':>11}{'stream/16':>11}")
     for name, (template, make) in CASES.items():
-        generated = zoo_generated(template)
-        times = []
-        for n in (1000, 4000):
-            text = make(n)
-            outcome = generated.parse(text)
-            assert outcome.ok and outcome.message.tool_calls, (name, outcome.warning)
-            parse_s = timed(lambda t=text, g=generated: g.parse(t), 5)
-            stream_s = timed(lambda t=text, g=generated: _stream(g, t), 1)
-            times.append((parse_s, stream_s))
-            print(f"{name:<36}{n:>7}{len(text):>9}{parse_s * 1000:>9.2f}ms{stream_s * 1000:>9.0f}ms")
-        print(f"{'':<36}{'x4:':>7}{'':>9}{times[1][0] / times[0][0]:>10.1f}x{times[1][1] / times[0][1]:>10.1f}x")
+        growth(name, zoo_generated(template), make, (1000, 4000), lambda n: None)
 
 
 if __name__ == "__main__":

@@ -25,8 +25,7 @@ from tests.analysis.generation.test_many_calls import TOOLS
 from tests.conftest import PROJECT_TEMPLATES
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_false_closers import _stream  # (the same 16-character stream)
-from bench_stream import timed  # (the same timing loop)
+from bench_false_closers import growth  # (the same measurement and table)
 
 CASES = {
     "generic: text, call": ("demo.jinja", 'Checking. <tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>\n', "Done."),
@@ -45,20 +44,11 @@ CASES = {
 
 
 def main() -> None:
-    print(f"{'output':<32}{'calls':>7}{'size':>9}{'parse':>11}{'stream/16':>11}")
+    print(f"{'output':<36}{'calls':>7}{'size':>9}{'parse':>11}{'stream/16':>11}")
     for name, (template, unit, last) in CASES.items():
         parser = auto_parser(load_template(PROJECT_TEMPLATES / template))
         generated = parser.generate(ChatRequest.from_json({"messages": [{"role": "user", "content": "x"}], "tools": TOOLS}))
-        times = []
-        for n in (250, 1000):
-            text = unit * n + last
-            outcome = generated.parse(text)
-            assert outcome.ok and len(outcome.message.tool_calls) == n, (name, outcome.warning)
-            parse_s = timed(lambda t=text, g=generated: g.parse(t), 5)
-            stream_s = timed(lambda t=text, g=generated: _stream(g, t), 1)
-            times.append((parse_s, stream_s))
-            print(f"{name:<32}{n:>7}{len(text):>9}{parse_s * 1000:>9.2f}ms{stream_s * 1000:>9.0f}ms")
-        print(f"{'':<32}{'x4:':>7}{'':>9}{times[1][0] / times[0][0]:>10.1f}x{times[1][1] / times[0][1]:>10.1f}x")
+        growth(name, generated, lambda n, u=unit, t=last: u * n + t, (250, 1000), lambda n: n)
 
 
 if __name__ == "__main__":
