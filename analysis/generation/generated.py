@@ -107,8 +107,9 @@ class Generated:
         return parse(self.built.parser, self.generation_prompt + output, partial=partial)
 
     def parse(self, output: str, partial: bool = False) -> ParseOutcome:
-        """Parse a model output.  A failed final parse never loses text: the whole
-        output becomes content and the warning says where and what was expected.
+        """Parse a model output.  A failed final parse never loses text: what
+        reads before the break stays, the rest of the output is content, and
+        the warning says where and what was expected.
 
         How many passes: one, on every output that reads and holds no call
         marker as text (the path of well-formed output, and of any partial
@@ -118,13 +119,17 @@ class Generated:
         - it fails: a partial parse of the form without its all-content
           fallback tells an output cut short from a broken one, then a
           partial parse of the parser reads what a stream showed (2 more);
+          broken, a partial parse of the output up to the break reads what
+          stands before it (1 more);
         - a call marker is read as text: a partial parse says whether the
-          output ends inside a call (1); else the call block from the marker
+          output ends inside a call (1), or, calls read, the calls from the
+          marker after them are (1); else the call block from the marker
           to a closer is parsed for its error (1); else, with no call read,
           the form without the fallback is parsed to find a cut (1, then the
           2 above).
 
-        So at most five, and each is linear in the output."""
+        So at most seven parses in all (the worst: a call marker in the text,
+        no call read, and the output cut short), each linear in the output."""
         result = self.parse_text(output, partial)
         if result.status is Status.FAILURE:
             cut = self._cut_short(output, result, partial)
