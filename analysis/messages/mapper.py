@@ -272,12 +272,11 @@ def _call(
         return None  # arguments wait until the name is known
     ids = [n.text.strip(_WS) for n in node.find(TOOL_ID) if n.complete or final]  # (a cut id, as written)
     ids = [i for i in ids if i]
-    raw = node.find(TOOL_ARGS)
-    python = raw[0].find(TOOL_ARG_PY) if raw else []
-    if python:  # arguments in Python spelling ({'city': 'Paris'}, as {{ arguments }} renders a dict)
-        arguments = py_to_json(python[0].text, python[0].complete)
-    elif raw:
-        arguments = raw[0].text.strip(_WS) if raw[0].complete else raw[0].text.lstrip(_WS)
+    raw, python = _raw_arguments(node)
+    if python is not None:  # arguments in Python spelling ({'city': 'Paris'}, as {{ arguments }} renders a dict)
+        arguments = py_to_json(python.text, python.complete)
+    elif raw is not None:
+        arguments = raw.text.strip(_WS) if raw.complete else raw.text.lstrip(_WS)
     elif node.complete or any(n.complete for n in node.find(TOOL_ARG_NAME)):
         arguments = _tagged_arguments(node, hooks, final, cache, finished)
     else:
@@ -294,25 +293,32 @@ def _arguments_open(node: TagNode) -> bool:
     Until then the call is not shown."""
     if not node.complete:
         return True
+    raw, python = _raw_arguments(node)
+    return raw is not None and not _read_whole(raw, python)  # (tagged arguments: shown once complete)
+
+
+def _raw_arguments(node: TagNode) -> tuple[TagNode | None, TagNode | None]:
+    """A call's raw arguments capture (None: tagged arguments) and the Python literal in it (None: JSON)."""
     raw = node.find(TOOL_ARGS)
-    if not raw:  # (tagged arguments)
-        return False
-    if not raw[0].complete or raw[0].find(TOOL_ARGS_UNREAD):  # (kept as written: no object, once finished)
-        return True
+    if not raw:
+        return None, None
     python = raw[0].find(TOOL_ARG_PY)
-    return bool(python) and not python[0].complete
+    return raw[0], python[0] if python else None
+
+
+def _read_whole(raw: TagNode, python: TagNode | None) -> bool:
+    """Whether raw arguments are closed and read as written: complete, not kept
+    as written where no JSON reads (never an object), a Python literal complete."""
+    return raw.complete and not raw.find(TOOL_ARGS_UNREAD) and (python is None or python.complete)
 
 
 def _reads_as_object(node: TagNode, call: ToolCall) -> bool:
     """Whether a call's arguments are a JSON object: raw arguments that JSON
     read whole (never those kept as written), Python read whole, or tagged
     arguments closed (read from the parse tree: no second scan of a long value)."""
-    raw = node.find(TOOL_ARGS)
-    if raw:
-        if not raw[0].complete or raw[0].find(TOOL_ARGS_UNREAD):
-            return False
-        python = raw[0].find(TOOL_ARG_PY)
-        return call.arguments.startswith("{") and (not python or python[0].complete)
+    raw, python = _raw_arguments(node)
+    if raw is not None:
+        return _read_whole(raw, python) and call.arguments.startswith("{")
     if not call.arguments.startswith("{"):
         return False
     # tagged arguments are closed where the call is complete or every argument in it is
