@@ -44,7 +44,7 @@ from peg.combinators import (
     Tag,
     Until,
 )
-from peg.first_chars import SPACE_PATTERN, lead_of, run_pattern, start_of
+from peg.first_chars import SPACE_PATTERN, run_pattern, start_of
 from peg.json_scan import scan_json
 from peg.partial import json_partial_end, longest_delimiter, partial_end, trailing_stops
 from peg.regex_form import prefix_pattern, pure_pattern, pure_source
@@ -359,7 +359,7 @@ def _choice(node: Choice, st: _State, pos: int) -> _Result:
         # needs one matches; None at the end of partial input: anything may come)
         c = text[pos] if pos < len(text) else None if st.partial else ""
         whole = not st.partial
-        for option, first, lead, pure in node.__dict__.get("_firsts") or _firsts(node):
+        for option, first, prefix, pure in node.__dict__.get("_firsts") or _firsts(node):
             if first is not None and c is not None and c not in first:
                 continue  # (it cannot match here)
             if whole and pure is not None:  # (an option that captures nothing: one regex)
@@ -367,7 +367,7 @@ def _choice(node: Choice, st: _State, pos: int) -> _Result:
                 if matched is not None:
                     return _OK, matched.end(), _NONE
                 continue
-            if whole and lead is not None and lead.match(text, pos) is None:
+            if whole and prefix is not None and prefix.match(text, pos) is None:
                 continue  # (what it must begin with is not here; on partial input it may yet come)
             result = _DISPATCH[type(option)](option, st, pos)
             if result[0] != _FAIL:
@@ -389,9 +389,10 @@ def _first_chars(node: Parser) -> frozenset[str] | None:
 def _firsts(
     node: Choice,
 ) -> tuple[tuple[Parser, frozenset[str] | None, re.Pattern[str] | None, re.Pattern[str] | None], ...]:
-    """A choice's options, each with what it must begin with, and its regex
-    where it captures nothing (kept on the node)."""
-    firsts = tuple((option, _first_chars(option), lead_of(option), pure_pattern(option)) for option in node.options)
+    """A choice's options, each with its first characters and the regex of
+    what it must begin with (``peg.regex_form.prefix_pattern``), and its
+    exact regex where it captures nothing (kept on the node)."""
+    firsts = tuple((option, _first_chars(option), prefix_pattern(option), pure_pattern(option)) for option in node.options)
     node.__dict__["_firsts"] = firsts
     return firsts
 
@@ -400,14 +401,14 @@ def _repetition(node: Repetition, st: _State, pos: int) -> _Result:
     nodes: list[TagNode] = []
     count = 0
     item = node.item
-    first, lead = (node.__dict__["_first"] if "_first" in node.__dict__ else _item_first(node)) if st.fast else (None, None)
+    first, prefix = (node.__dict__["_first"] if "_first" in node.__dict__ else _item_first(node)) if st.fast else (None, None)
     text, partial = st.text, st.partial
     if partial:
-        lead = None  # (on partial input what it must begin with may yet come)
+        prefix = None  # (on partial input what it must begin with may yet come)
     while node.max == UNBOUNDED or count < node.max:
         if first is not None and (text[pos] not in first if pos < len(text) else not partial):
             break  # (it cannot match here)
-        if lead is not None and lead.match(text, pos) is None:
+        if prefix is not None and prefix.match(text, pos) is None:
             break
         status, end, found = _DISPATCH[type(item)](item, st, pos)
         if status == _FAIL:
@@ -426,7 +427,7 @@ def _repetition(node: Repetition, st: _State, pos: int) -> _Result:
 
 def _item_first(node: Repetition) -> tuple[frozenset[str] | None, re.Pattern[str] | None]:
     """What a repetition's item must begin with (kept on the node)."""
-    found = node.__dict__["_first"] = (_first_chars(node.item), lead_of(node.item))
+    found = node.__dict__["_first"] = (_first_chars(node.item), prefix_pattern(node.item))
     return found
 
 
@@ -613,8 +614,8 @@ def _tag(node: Tag, st: _State, pos: int) -> _Result:
     return status, end, (tag_node,)
 
 
-def _pure_item(node: Tag | Repetition | Rule) -> re.Pattern[str] | None:
-    """The regex of a tag's or a repetition's item, or a rule's body, where it captures nothing (kept on the node)."""
+def _pure_item(node: Tag | Rule) -> re.Pattern[str] | None:
+    """The regex of a tag's item, or a rule's body, where it captures nothing (kept on the node)."""
     item = node.body if isinstance(node, Rule) else node.item
     pure = node.__dict__["_pure_item"] = pure_pattern(item) if item is not None else None
     return pure

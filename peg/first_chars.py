@@ -92,45 +92,6 @@ def _char_class(node: CharClass) -> Start:
     return chars, node.min == 0
 
 
-def lead_of(node: Parser) -> re.Pattern[str] | None:
-    """A regex for what ``node`` must begin with, as far as that is fixed:
-    its leading literals and spaces, through sequences, tags and rules (kept
-    on the node, made once).  Where it does not match, on whole input, the
-    node cannot match either; None where nothing is fixed."""
-    if "_lead" in node.__dict__:
-        found: re.Pattern[str] | None = node.__dict__["_lead"]
-        return found
-    items: list[Parser] = []
-    _lead(node, items, set())
-    # (a regex may give a space's whitespace back to a literal, PEG does not: it matches more, never less)
-    lead = re.compile(run_pattern(items)) if any(isinstance(item, _Literal) for item in items) else None
-    node.__dict__["_lead"] = lead
-    return lead
-
-
 def run_pattern(items: list[Parser]) -> str:
     """The regex of a run of literals and spaces, one after the other (a space greedy)."""
     return "".join(re.escape(item.text) if isinstance(item, _Literal) else SPACE_PATTERN for item in items)
-
-
-def _lead(node: Parser, out: list[Parser], visiting: set[int]) -> bool:
-    """Add ``node``'s fixed leading literals and spaces to ``out``; whether all
-    of it was (the caller may go on with what follows it)."""
-    kind = type(node)
-    if kind is _Literal or kind is Space:
-        out.append(node)
-        return True
-    if kind is Sequence:
-        return all(_lead(item, out, visiting) for item in node.items)  # type: ignore[attr-defined]
-    if kind in (Tag, Atomic, Schema):
-        return _lead(node.item, out, visiting)  # type: ignore[attr-defined]
-    if kind is Repetition:
-        if node.min >= 1:  # type: ignore[attr-defined]
-            _lead(node.item, out, visiting)  # type: ignore[attr-defined]
-        return False
-    if kind is Ref:
-        return _lead(node.rule, out, visiting)  # type: ignore[attr-defined]
-    if kind is Rule and node.body is not None and id(node) not in visiting:  # type: ignore[attr-defined]
-        visiting.add(id(node))
-        return _lead(node.body, out, visiting)  # type: ignore[attr-defined]
-    return False

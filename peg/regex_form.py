@@ -17,7 +17,8 @@ It does not say why it failed, nor whether partial input may yet match: the
 engine uses it only on whole input, in its first pass (a failed parse is read
 again node by node, for its expected set).  None where a parser captures,
 scans (``until``, JSON, ``rest``), recurses, or on Python 3.10 (no atomic
-groups)."""
+groups).  What a parser that captures must begin with is a regex too
+(:func:`prefix_pattern`): where it does not match, the parser cannot."""
 
 from __future__ import annotations
 
@@ -50,6 +51,11 @@ _MAX_SOURCE = 20_000
 
 #: atomic groups and possessive quantifiers came with Python 3.11
 SUPPORTED = sys.version_info >= (3, 11)
+#: how a group that never gives back opens, and what makes a quantifier never
+#: give back; before 3.11 plain groups and greedy quantifiers, which match
+#: wherever the exact ones do and more: no exact regex, but still a prefix
+_ATOMIC = "(?>" if SUPPORTED else "(?:"
+_KEEP = "+" if SUPPORTED else ""
 
 
 def pure_pattern(node: Parser) -> re.Pattern[str] | None:
@@ -83,7 +89,7 @@ def _source(node: Parser, rules: frozenset[int]) -> str | None:
     if isinstance(node, Literal):
         return re.escape(node.text)
     if isinstance(node, Space):
-        return r"[ \t\n\r]*+"
+        return r"[ \t\n\r]*" + _KEEP
     if isinstance(node, CharClass):
         return _char_class(node)
     if isinstance(node, Eps):
@@ -94,14 +100,14 @@ def _source(node: Parser, rules: frozenset[int]) -> str | None:
         return _joined(node.items, "", rules)
     if isinstance(node, Choice):
         body = _joined(node.options, "|", rules)
-        return None if body is None else f"(?>{body})"
+        return None if body is None else f"{_ATOMIC}{body})"
     if isinstance(node, Repetition):
         return _repetition(node, rules)
     if isinstance(node, (Peek, Not, Atomic)):
         item = _source(node.item, rules)
         if item is None:
             return None
-        return f"(?={item})" if isinstance(node, Peek) else f"(?!{item})" if isinstance(node, Not) else f"(?>{item})"
+        return f"(?={item})" if isinstance(node, Peek) else f"(?!{item})" if isinstance(node, Not) else f"{_ATOMIC}{item})"
     if isinstance(node, Ref):
         return _source(node.rule, rules)
     if isinstance(node, Rule):
@@ -132,16 +138,16 @@ def _repetition(node: Repetition, rules: frozenset[int]) -> str | None:
     if item is None or (node.min > 1 and start_of(node.item)[1]):
         return None
     high = "" if node.max == UNBOUNDED else str(node.max)
-    return f"(?:{item}){{{node.min},{high}}}+"
+    return f"(?:{item}){{{node.min},{high}}}{_KEEP}"
 
 
 def _char_class(node: CharClass) -> str:
     if not node.ranges:  # (no character: nothing, or, negated, any)
         one = r"[\s\S]" if node.negated else "(?!)"
-        return one if node.min == node.max == 1 else f"(?:{one}){{{node.min},{'' if node.max == UNBOUNDED else node.max}}}+"
+        return one if node.min == node.max == 1 else f"(?:{one}){{{node.min},{'' if node.max == UNBOUNDED else node.max}}}{_KEEP}"
     body = "".join(re.escape(lo) if lo == hi else f"{re.escape(lo)}-{re.escape(hi)}" for lo, hi in node.ranges)
     high = "" if node.max == UNBOUNDED else str(node.max)
-    return f"[{'^' if node.negated else ''}{body}]{{{node.min},{high}}}+"
+    return f"[{'^' if node.negated else ''}{body}]{{{node.min},{high}}}{_KEEP}"
 
 
 def prefix_pattern(node: Parser) -> re.Pattern[str] | None:
@@ -152,17 +158,21 @@ def prefix_pattern(node: Parser) -> re.Pattern[str] | None:
     prefixes (kept on the node, made once).  None where nothing is required
     (it may begin with a scan, or match no text).  Where it does not match,
     ``node`` cannot: a look-ahead that fails at its first characters fails in
-    one regex call."""
+    one regex call, and the engine skips an option or stops a repetition
+    there.  Before Python 3.11 the regex's groups and quantifiers give back,
+    so it matches more: still a necessary condition."""
     if "_prefix" in node.__dict__:
         found: re.Pattern[str] | None = node.__dict__["_prefix"]
         return found
-    source = _prefix(node, frozenset()) if SUPPORTED else ""
+    source = _prefix(node, frozenset())
     pattern = None
     if source and len(source) <= _MAX_SOURCE:
         try:
             pattern = re.compile(source)
         except (re.error, RecursionError, OverflowError):
             pattern = None
+        if pattern is not None and pattern.match("") is not None:
+            pattern = None  # (it may match no text: it rules nothing out worth a regex call)
     node.__dict__["_prefix"] = pattern
     return pattern
 
