@@ -77,7 +77,7 @@ def refine(analysis: TemplateAnalysis, source: str) -> TemplateAnalysis:
 
 def _namespace_of(source: str) -> str:
     """The namespace the template's source writes its invoke blocks in."""
-    found = re.search(r"<([A-Za-z_][\w.-]*):invoke name=", source)
+    found = _INVOKE.search(source)
     return found[1] if found is not None else "atem"
 
 
