@@ -30,9 +30,9 @@ from analysis.userio import ensure_writable, write_atomic
 Progress = Callable[[int, str], AbstractContextManager[Callable[[], None]]]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CheckOptions:
-    """What to check and how (the ``check`` command's options)."""
+    """What to check and how (the ``check`` command's options), given by name."""
 
     paths: tuple[Path, ...] = ()
     lock: Path | None = None

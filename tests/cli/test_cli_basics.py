@@ -210,3 +210,17 @@ def test_version_and_help_do_not_import_typer(tmp_path) -> None:
     for arg in ("--version", "--help"):
         out = subprocess.run([sys.executable, "-c", probe.format(arg)], env=env, capture_output=True, text=True, check=True).stdout
         assert out.splitlines()[-1] == "False", arg
+
+
+def test_each_command_is_a_module_of_its_own() -> None:
+    """main.py holds the app and its global options; each command lives in
+    autoparser_cli/cmd_<command>.py, listed in --help in the same order."""
+    from autoparser_cli.main import app
+
+    names = [c.callback.__name__ for c in app.registered_commands if c.callback]
+    assert names == ["render", "caps", "analyze", "grammar", "parse", "check", "lint", "export"]
+    for command in app.registered_commands:
+        assert command.callback is not None
+        assert command.callback.__module__ == f"autoparser_cli.cmd_{command.callback.__name__}"
+    main = Path(__file__).parents[2] / "autoparser_cli" / "main.py"
+    assert len(main.read_text().splitlines()) < 100

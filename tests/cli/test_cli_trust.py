@@ -401,7 +401,7 @@ def test_a_template_printing_megabytes_per_render_is_stopped_at_the_template_bud
 def test_parse_reading_from_a_terminal_says_so(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     import io
 
-    from autoparser_cli import main
+    from autoparser_cli import inputs
 
     class Terminal(io.StringIO):
         buffer = io.BytesIO(b"Hello")
@@ -410,7 +410,7 @@ def test_parse_reading_from_a_terminal_says_so(monkeypatch: pytest.MonkeyPatch, 
             return True
 
     monkeypatch.setattr("sys.stdin", Terminal())
-    assert main._read_output(None) == "Hello"
+    assert inputs.read_output(None) == "Hello"
     assert "reading the model output from the terminal: end it with Ctrl-D" in capsys.readouterr().err
 
 

@@ -31,3 +31,10 @@ def test_run_check_names_bad_options() -> None:
     with pytest.raises(InputError, match="`update_lock` needs `lock`") as caught:  # (the library's names; the CLI's: tests/test_core_messages.py)
         run_check(CheckOptions(update_lock=True))
     assert caught.value.settings == ("update_lock", "lock")
+
+
+def test_check_options_are_given_by_name() -> None:
+    """Thirteen settings in a row are easy to shift by one: each is named."""
+    with pytest.raises(TypeError):
+        CheckOptions((PROJECT_TEMPLATES / "demo.jinja",))  # type: ignore[misc]
+    assert CheckOptions(jobs=1, lint=True).lint
