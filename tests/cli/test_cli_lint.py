@@ -93,3 +93,20 @@ def test_caps_shows_the_reasoning_switches() -> None:
     assert "reasoning switches" in result.stdout and "enable_thinking (changes the generation prompt)" in result.stdout
     plain = run_cli("caps", str(LINT / "call_ids_fixed.jinja"), width=160)
     assert "none read" in plain.stdout
+
+
+def test_all_variants_lints_each_variant_of_a_source(tmp_path: Path) -> None:
+    config = tmp_path / "tokenizer_config.json"
+    variants = [
+        {"name": "default", "template": (LINT / "raises_fixed.jinja").read_text()},
+        {"name": "tool_use", "template": (LINT / "raises_defect.jinja").read_text()},
+    ]
+    config.write_text(json.dumps({"chat_template": variants}))
+    one = run_cli("lint", str(config), "--json")
+    assert [r["template"] for r in json.loads(one.stdout)] == ["tokenizer_config.json[default]"] and one.exit_code == 0
+    every = run_cli("lint", str(config), "--all-variants", "--json")
+    reports = json.loads(every.stdout)
+    assert [r["template"] for r in reports] == ["tokenizer_config.json[default]", "tokenizer_config.json[tool_use]"]
+    assert every.exit_code == 1 and reports[1]["counts"]["error"] == 1
+    both = assert_clean_error(run_cli("lint", str(config), "--all-variants", "--variant", "default"))
+    assert "--all-variants" in both
