@@ -109,6 +109,8 @@ def parse(
     review = review_parse(generated, text, outcome, partial)
     for problem in review.call_problems:
         note(str(problem), "warning")
+    for unchecked in review.schema_notes:
+        note(unchecked)
     if not outcome.ok:
         error_line(outcome.warning)
         if outcome.excerpt:

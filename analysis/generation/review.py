@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from analysis.generation.call_check import CallProblem, call_problems
+from analysis.generation.call_check import CallProblem, call_problems, schema_notes
 from analysis.generation.generated import Generated
 from analysis.generation.hints import ParseHint, parse_hints
 from analysis.generation.results import ParseOutcome
@@ -21,6 +21,8 @@ class ParseReview:
     hints: tuple[ParseHint, ...]
     #: empty for a failed or partial parse (its calls are not final)
     call_problems: tuple[CallProblem, ...]
+    #: what the call check could not check (a type JSON Schema does not know): not problems
+    schema_notes: tuple[str, ...] = ()
 
     @property
     def calls_valid(self) -> bool:
@@ -32,5 +34,7 @@ def review_parse(generated: Generated, output: str, outcome: ParseOutcome, parti
     """The hints and call problems of ``outcome``, the parse of ``output`` by
     ``generated`` (``partial``: the output was parsed as cut short)."""
     hints = parse_hints(generated, output, outcome, partial)
-    problems = call_problems(outcome.message, generated.request.tools) if outcome.ok and not partial else []
-    return ParseReview(tuple(hints), tuple(problems))
+    checked = outcome.ok and not partial
+    problems = call_problems(outcome.message, generated.request.tools) if checked else []
+    notes = schema_notes(outcome.message, generated.request.tools) if checked else []
+    return ParseReview(tuple(hints), tuple(problems), tuple(notes))

@@ -194,3 +194,22 @@ def test_a_stream_never_shows_a_call_whose_block_does_not_read(files: dict[str, 
     assert "".join(line["delta"].get("content", "") for line in lines[:-1]) == broken
     assert not any(line["delta"].get("tool_calls") for line in lines[:-1])
     assert "the stream keeps what it showed" not in streamed.stderr
+
+
+def test_a_type_json_schema_does_not_know_is_not_checked_and_says_so(tmp_path: Path) -> None:
+    """"float" and "str" (Python's names) are no JSON Schema types: the call
+    check skips those properties with a note and the exit status is the parse's."""
+    tools = tmp_path / "tools.json"
+    properties = {"city": {"type": "str"}, "temp": {"type": "float"}, "unit": {"type": "string"}}
+    schema = {"type": "object", "properties": properties, "required": ["city"]}
+    tools.write_text(json.dumps([{"type": "function", "function": {"name": "get_weather", "parameters": schema}}]))
+    out = tmp_path / "out.txt"
+    out.write_text("<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n<parameter=temp>\n1.5\n</parameter>\n</function>\n</tool_call>")
+    result = run_cli("parse", "--template", str(TAGGED), "--tools", str(tools), str(out), "--json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["tool_calls"][0]["function"]["name"] == "get_weather"
+    assert "properties.city has type 'str', properties.temp has type 'float', which JSON Schema does not know" in result.stderr
+    assert "internal error" not in result.stderr
+    out.write_text("<tool_call>\n<function=get_weather>\n<parameter=unit>\n7\n</parameter>\n</function>\n</tool_call>")
+    wrong = run_cli("parse", "--template", str(TAGGED), "--tools", str(tools), str(out), "--json")  # the known types are still checked
+    assert wrong.exit_code == 1 and "'city' is a required property" in wrong.stderr

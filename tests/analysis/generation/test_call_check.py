@@ -93,3 +93,16 @@ def test_a_library_user_gets_the_problems_and_hints_parse_prints(tmp_path: Path)
     assert sum(line.startswith("hint: ") for line in result.stderr.splitlines()) == len(review.hints)
     assert result.exit_code == 1
     assert review_parse(generated, text, generated.parse(text, partial=True), partial=True).call_problems == ()  # not final
+
+
+def test_unknown_type_names_are_left_out_of_the_check_and_noted() -> None:
+    from analysis.generation.call_check import schema_notes
+
+    properties = {"type": {"type": "string", "enum": [{"type": "x"}]}, "n": {"type": ["float", "null"]}}
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": properties}}}]
+    message = Message(tool_calls=(ToolCall("f", '{"type": 3, "n": 1.5}'),))
+    assert [str(p) for p in call_problems(message, tools)] == [
+        "tool call 0 (f): .type: 3 is not one of [{'type': 'x'}]",  # (a property named "type"; enum values are data)
+        "tool call 0 (f): .type: 3 is not of type 'string'",
+    ]
+    assert schema_notes(message, tools) == ["tool f: properties.n has type 'float', which JSON Schema does not know: not checked"]
