@@ -460,8 +460,9 @@ class SandboxedTemplateEnvironment(ImmutableSandboxedEnvironment):
             raise TemplateRaisedError(address_free(str(exc)), name, template_line(exc)) from None
         except _LimitExceeded as exc:
             raise RenderLimitError(f"sandbox limit: {exc}", name, template_line(exc)) from None
-        except RecursionError:
-            raise RenderLimitError("recursion too deep", name) from None
+        except RecursionError as exc:
+            detail, line = recursion_detail(exc)
+            raise RenderLimitError(detail, name, line) from None
         except MemoryError:
             raise RenderLimitError(over_memory(self.limits.memory_mb), name) from None
         except jinja2.exceptions.SecurityError as exc:
@@ -735,6 +736,29 @@ def render_notes(env: SandboxedTemplateEnvironment) -> RenderNotes:
     return RenderNotes(
         env.stringified_containers, IndexTrackingStr.hits, env.generation_blocks, tuple(sorted(LenientUndefined.read_names))
     )
+
+
+def recursion_detail(exc: RecursionError) -> tuple[str, int | None]:
+    """What a render that recursed too deep says, and the template line: the
+    macro that called itself most often in ``exc``'s traceback and the line it
+    did so from (a template's own recursion, as Hermes 2 Pro's
+    ``json_to_python_type`` on a type name it does not map, ``"str"``)."""
+    from collections import Counter
+
+    macros: Counter[str] = Counter()
+    lines: Counter[int] = Counter()
+    tb = exc.__traceback__
+    while tb is not None:
+        frame = tb.tb_frame
+        if frame.f_code.co_filename == "<template>":
+            lines[tb.tb_lineno] += 1
+        elif isinstance(frame.f_locals.get("self"), Macro) and frame.f_code.co_name == "_invoke":
+            macros[frame.f_locals["self"].name] += 1
+        tb = tb.tb_next
+    line = lines.most_common(1)[0][0] if lines else None
+    if not macros:
+        return "the template recursed without end on this request (recursion too deep)", line
+    return f"the template recursed without end on this request: macro {macros.most_common(1)[0][0]} calls itself", line
 
 
 def template_line(exc: BaseException) -> int | None:
