@@ -25,10 +25,34 @@ F = TypeVar("F", bound=Callable[..., Any])
 def console() -> Console:
     """A console for stdout.  Made at each use (cheap), as Rich fixes a console's
     width when it is made with ``COLUMNS`` set, and one process may run many
-    commands (tests do)."""
+    commands (tests do).  A closed pipe (``| head``) raises BrokenPipeError,
+    which :func:`handle_errors` ends quietly with 0 (Rich's own way exits 1)."""
+    return _console_class()(highlight=False)
+
+
+@functools.cache
+def _console_class() -> type[Console]:
     from rich.console import Console
 
-    return Console(highlight=False)
+    class PipeConsole(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            raise BrokenPipeError
+
+    return PipeConsole
+
+
+def _closed_pipe() -> typer.Exit:
+    """stdout's reader is gone (``| head``): nothing more is written (not at
+    exit either: stdout goes to /dev/null), and the command ends with 0, as
+    other Unix tools do."""
+    import os
+
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):  # (no file descriptor: a test's captured stdout)
+        pass
+    return typer.Exit(0)
 
 
 def show(renderable: Any) -> None:
@@ -130,7 +154,7 @@ def handle_errors(func: F) -> F:
         except KeyboardInterrupt:
             raise fail("interrupted", 130) from None
         except BrokenPipeError:
-            raise typer.Exit(0) from None
+            raise _closed_pipe() from None
         except RecursionError:
             raise fail("input nests too deeply to process") from None
         except MemoryError:

@@ -47,3 +47,25 @@ def test_hermes_2_pro_recursing_on_a_str_type_names_its_macro(tmp_path: Path) ->
     template = ZOO / "NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use.jinja"
     err = assert_clean_error(run_cli("parse", "--template", str(template), "--tools", str(tools), "-", input="Hi"))
     assert ":22: the template recursed without end on this request: macro json_to_python_type calls itself" in err
+
+
+def _run_into_closed_pipe(*args: str) -> tuple[int, str]:
+    """Run ``autoparser ARGS`` with stdout a pipe whose reader is already gone
+    (``| head -1`` once head has exited): its exit status and stderr."""
+    import os
+    import subprocess
+    import sys
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run([sys.executable, "-m", "autoparser_cli", *args], stdout=write_end, stderr=subprocess.PIPE, text=True, check=False)
+    finally:
+        os.close(write_end)
+    return done.returncode, done.stderr
+
+
+def test_a_closed_pipe_is_quiet_and_exits_0() -> None:
+    for args in (["analyze", str(TAGGED)], ["analyze", str(TAGGED), "--json"], ["caps", str(DEMO)]):
+        code, err = _run_into_closed_pipe(*args)
+        assert (code, err) in ((0, ""), (-13, "")), (args, code, err)  # (-13: ended by SIGPIPE, 141 in a shell)
