@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
 @handle_errors
 def parse(
+    ctx: typer.Context,
     output: str | None = typer.Argument(None, metavar="OUTPUT", help="File with the model output, or - for stdin (default: stdin)."),
     template: Path | None = typer.Option(None, "--template", metavar="SOURCE", help="Template SOURCE (default: the built-in demo)."),
     request: Path | None = RequestOpt,
@@ -70,8 +71,10 @@ def parse(
     from analysis.template import load_template
     from autoparser_cli.formatting import hint_text
 
-    if open_arguments and not stream:
-        raise fail("--open-arguments needs --stream (a whole parse shows only arguments that read)")
+    extra = list(ctx.args)  # (the command takes extra arguments to say this)
+    if extra:  # (analyze's way, SOURCE first: parse reads one OUTPUT)
+        first = f"--template {output} {extra[0]}" if template is None and len(extra) == 1 else "--template SOURCE OUTPUT"
+        raise fail(f"parse takes one OUTPUT; the template goes after --template: autoparser parse {first}")
     chat_request = build_request(request, tools, reasoning_format, enable_thinking, parallel_tool_calls)
     text = read_output(output)
     if template is None:

@@ -62,8 +62,6 @@ def render(
     from analysis.template import RENDER_ARGUMENTS, ChatTemplate, RenderRequest, load_template
     from analysis.userio import validate_tools
 
-    if adapt and messages is None:
-        raise fail("--adapt is for --messages (the built-in conversations are adapted anyway)")
     if scenario is not None and messages is not None:
         raise fail("give --messages or --scenario, not both")
     if scenario is not None and scenario != "all" and scenario not in SCENARIOS:

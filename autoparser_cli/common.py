@@ -138,7 +138,9 @@ OPTION_NAMES = {
 
 
 def handle_errors(func: F) -> F:
-    """Turn project errors into a one-line message and a non-zero exit code."""
+    """Turn project errors into a one-line message and a non-zero exit code;
+    refuse, before the command runs, an option given without the one it acts
+    beside (:mod:`autoparser_cli.requires`)."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -146,6 +148,11 @@ def handle_errors(func: F) -> F:
         from peg import AutoparserError
 
         try:
+            from autoparser_cli.requires import unmet_requirement
+
+            unmet = unmet_requirement(func, kwargs)
+            if unmet is not None:
+                raise fail(unmet)
             return func(*args, **kwargs)
         except InputError as exc:  # (its settings, as this CLI's options)
             raise fail(exc.phrased(OPTION_NAMES), exit_code(exc)) from None

@@ -53,7 +53,8 @@ def main(
 
 
 for _command in (render, caps, analyze, grammar, parse, check, lint, export):
-    app.command()(_command)
+    # (parse names a second argument itself: the template goes after --template)
+    app.command(context_settings={"allow_extra_args": True} if _command is parse else None)(_command)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -175,6 +175,8 @@ def test_help_comes_from_the_cache_after_the_first_time(tmp_path, monkeypatch, c
 
     monkeypatch.setenv("AUTOPARSER_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("COLUMNS", "80")
+    # (click names the program "python -m pytest.autoparser" under `python -m pytest -n 0`, whose __main__ is pytest's)
+    monkeypatch.setattr(sys.modules["__main__"], "__package__", None, raising=False)
     expected = typer_help("80")
     assert expected.startswith("Usage: autoparser")
     for args in (["--help"], ["-h"], ["--help"]):

@@ -250,7 +250,7 @@ def test_render_messages_shows_the_templates_error_unless_adapt(tmp_path: Path) 
     assert "System role not supported" in err
     adapted = run_cli("render", str(path), "--messages", str(messages), "--adapt")
     assert adapted.exit_code == 0 and adapted.stdout.startswith("<user>") and "adapted" in adapted.stderr
-    assert "--adapt is for --messages" in assert_clean_error(run_cli("render", str(path), "--adapt"))
+    assert "--adapt needs --messages" in assert_clean_error(run_cli("render", str(path), "--adapt"))
 
 
 def test_render_messages_never_merges_two_user_turns(tmp_path: Path) -> None:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.cli_helpers import assert_clean_error, run_cli
 from tests.conftest import PROJECT_TEMPLATES, ZOO, needs_shared
 
@@ -69,3 +71,46 @@ def test_a_closed_pipe_is_quiet_and_exits_0() -> None:
     for args in (["analyze", str(TAGGED)], ["analyze", str(TAGGED), "--json"], ["caps", str(DEMO)]):
         code, err = _run_into_closed_pipe(*args)
         assert (code, err) in ((0, ""), (-13, "")), (args, code, err)  # (-13: ended by SIGPIPE, 141 in a shell)
+
+
+def test_parse_with_the_template_first_says_where_the_template_goes() -> None:
+    out = Path(__file__).parents[2] / "examples" / "tagged_call.txt"
+    err = assert_clean_error(run_cli("parse", str(TAGGED), str(out)))
+    assert err == f"error: parse takes one OUTPUT; the template goes after --template: autoparser parse --template {TAGGED} {out}"
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["render", "--adapt"], "--adapt needs --messages"),
+        (["parse", "--chunk", "8", "-"], "--chunk needs --stream"),
+        (["parse", "--open-arguments", "-"], "--open-arguments needs --stream"),
+        (["grammar", "--partial"], "--partial needs --check"),
+        (["grammar", "--check", "-", "--output-only"], "--output-only does nothing beside --check"),
+        (["analyze", "--json", "--diffs"], "--diffs does nothing beside --json"),
+        (["analyze", "--json", "--all"], "--all does nothing beside --json"),
+        (["check", str(DEMO), "--ignore", "raises"], "--ignore needs --lint"),
+        (["check", str(DEMO), "--case", "x"], "--case needs --cases"),
+        (["check", str(DEMO), "--templates", str(PROJECT_TEMPLATES)], "--templates needs --cases"),
+    ],
+)
+def test_an_option_that_acts_only_beside_another_is_refused(args: list[str], message: str) -> None:
+    assert message in assert_clean_error(run_cli(*args, input="Hi"))
+
+
+def test_each_option_requirement_names_the_commands_own_parameters() -> None:
+    import inspect
+
+    from autoparser_cli import main
+    from autoparser_cli.requires import EXCLUDES, REQUIRES
+
+    commands = {c.callback.__name__: c.callback for c in main.app.registered_commands if c.callback}
+    for table in (REQUIRES, EXCLUDES):
+        for command, entries in table.items():
+            parameters = inspect.signature(commands[command]).parameters
+            assert all(option in parameters and other in parameters for option, other, _ in entries), command
+
+
+def test_an_option_at_its_default_or_beside_what_it_needs_is_accepted() -> None:
+    assert run_cli("parse", "--stream", "--chunk", "8", "-", input="Hi").exit_code == 0
+    assert run_cli("parse", "--chunk", "4", "-", input="Hi").exit_code == 0  # (the default changes nothing)
