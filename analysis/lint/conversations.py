@@ -66,10 +66,19 @@ class Render:
     text: str | None
     error: str = ""
     notes: RenderNotes = field(default_factory=RenderNotes)
+    #: the template line that raised (None: unknown, or the render did not raise)
+    error_line: int | None = None
 
     @property
     def ok(self) -> bool:
         return self.text is not None
+
+    def line_at(self, offset: int | None) -> int | None:
+        """The template line of the statement that wrote the character at
+        ``offset`` (the last character for an offset at the end)."""
+        if offset is None or self.text is None:
+            return None
+        return self.notes.line_at(min(offset, max(0, len(self.text) - 1)))
 
 
 class Renderer:
@@ -79,7 +88,7 @@ class Renderer:
         self.template = template
         #: the messages every conversation starts with (a system turn, where the template demands one)
         self.base = list(base)
-        self._renders = RenderMemo(template)
+        self._renders = RenderMemo(template, trace=True)
 
     @classmethod
     def starting(cls, template: ChatTemplate) -> Renderer:
@@ -102,4 +111,4 @@ class Renderer:
         attempt = self._renders.attempt(request)
         error = attempt.error
         message = "" if error is None else getattr(error, "template_message", None) or error.detail
-        return Render(attempt.text, message, attempt.notes)
+        return Render(attempt.text, message, attempt.notes, None if error is None else error.line)

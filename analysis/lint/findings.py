@@ -33,6 +33,8 @@ class Evidence:
     label: str
     text: str
     at: int | None = None
+    #: the template line of the statement that wrote the text at ``at`` (None: unknown)
+    line: int | None = None
 
     def window(self, width: int = 72) -> tuple[str, int | None]:
         """The text around ``at`` on one line (newlines shown as ``↵``, tabs
@@ -52,8 +54,8 @@ class Evidence:
         return line, (None if at is None else len(lead) + at - start)
 
     def to_json(self) -> dict[str, Any]:
-        """``{"label", "text", "at"}``."""
-        return {"label": self.label, "text": self.text, "at": self.at}
+        """``{"label", "text", "at", "line"}``."""
+        return {"label": self.label, "text": self.text, "at": self.at, "line": self.line}
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,20 @@ class Finding:
     severity: Severity
     message: str
     evidence: tuple[Evidence, ...] = ()
+    #: the engines the defect breaks (None: every engine that renders the template);
+    #: ``lint_template`` fills it in and keeps an error only where a linted engine is broken
+    engines: tuple[str, ...] | None = None
+    #: the template line (1-based) of the statement that raised or wrote the text to look at
+    line: int | None = None
+    #: its column (1-based), where known
+    column: int | None = None
+
+    @property
+    def where(self) -> int | None:
+        """The finding's template line, or its first evidence's."""
+        if self.line is not None:
+            return self.line
+        return next((e.line for e in self.evidence if e.line is not None), None)
 
     def to_json(self) -> dict[str, Any]:
         """The finding as a JSON-ready dict."""
@@ -71,6 +87,9 @@ class Finding:
             "rule": self.rule,
             "severity": self.severity.value,
             "message": self.message,
+            "line": self.where,
+            "column": self.column,
+            "engines": list(self.engines or ()),
             "evidence": [e.to_json() for e in self.evidence],
         }
 
@@ -85,6 +104,8 @@ class LintReport:
     ignored: tuple[str, ...] = ()
     #: rule id -> why it did not run (the template lacks what it looks at)
     skipped: dict[str, str] = field(default_factory=dict)
+    #: the engines linted for (an error is a defect for one of them)
+    engines: tuple[str, ...] = ()
 
     @property
     def errors(self) -> tuple[Finding, ...]:
@@ -99,6 +120,7 @@ class LintReport:
         """The report as a JSON-ready dict."""
         return {
             "template": self.template_name,
+            "engines": list(self.engines),
             "counts": self.counts(),
             "findings": [f.to_json() for f in self.findings],
             "ignored": list(self.ignored),

@@ -13,6 +13,7 @@ from analysis.lint.conversations import (
     USER_1,
     USER_2,
     Message,
+    Render,
     Renderer,
     call,
     call_turn,
@@ -54,7 +55,8 @@ def generation_prompt_flag(renderer: Renderer) -> Iterator[Finding]:
             Severity.WARNING,
             f"add_generation_prompt=false still writes the generation prompt ({_show(tail)}): a finished "
             "conversation (training data, continue_final_message) ends with an open assistant turn",
-            (Evidence("the conversation, add_generation_prompt=false", finished, len(finished) - len(tail)),),
+            (Evidence("the conversation, add_generation_prompt=false", finished, len(finished) - len(tail),
+                      renderer.render([USER_1, REPLY], generation_prompt=False).line_at(len(finished) - len(tail))),),
         )
 
 
@@ -120,7 +122,7 @@ def generation_prompt(renderer: Renderer, reasoning_markers: Sequence[str] = ())
     if not prompt.ok:
         return
     assert prompt.text is not None
-    best: tuple[int, str] | None = None
+    best: tuple[int, str, Message] | None = None
     for reply in (REPLY_REASONING, REPLY):
         written = _last_turn(renderer, reply)
         if written is None:
@@ -129,15 +131,19 @@ def generation_prompt(renderer: Renderer, reasoning_markers: Sequence[str] = ())
             return
         at = _token_start(prompt.text, diverge_at(prompt.text, written))
         if best is None or at > best[0]:
-            best = (at, written)
+            best = (at, written, reply)
     if best is None:
         return
-    at, written = best
+    at, written, reply = best
     for marker in reasoning_markers:  # (a marker the two share the start of is the difference)
         start = prompt.text.rfind(marker, 0, at + len(marker))
         if start >= 0 and start + len(marker) > at:
             at = start
-    evidence = (Evidence("generation prompt", prompt.text, at), Evidence("the reply in history", written, at))
+    in_history = renderer.render([USER_1, reply], generation_prompt=False)
+    evidence = (
+        Evidence("generation prompt", prompt.text, at, prompt.line_at(at)),
+        Evidence("the reply in history", written, at, in_history.line_at(at)),
+    )
     if _only_reasoning(prompt.text[at:], reasoning_markers):
         yield Finding(
             GENERATION_PROMPT,
@@ -163,7 +169,7 @@ def history_prefix(renderer: Renderer, reasoning_markers: Sequence[str] = (), wi
     ``with_calls``, a tool-call turn (its markers as history writes them).  A
     template that drops earlier reasoning breaks that on purpose (info, with
     the cost); anything else is an error."""
-    broken: list[tuple[str, str, int, bool, str]] = []  # (written, later, where, only reasoning dropped, what)
+    broken: list[tuple[str, str, int, str, str, Render, Render]] = []  # (written, later, where, kind, what, renders)
     cases: list[tuple[str, Message, list[Message], Sequence[Message] | None]] = [
         ("reply", REPLY_REASONING, [USER_2], None),
         ("reply", REPLY, [USER_2], None),
@@ -178,13 +184,34 @@ def history_prefix(renderer: Renderer, reasoning_markers: Sequence[str] = (), wi
         assert later.text is not None
         if later.text.startswith(written):
             continue
-        reasoning = any(_only_reasoning(span, reasoning_markers) for span in _dropped_spans(written, later.text))
-        broken.append((written, later.text, _token_start(written, diverge_at(written, later.text)), reasoning, what))
+        at = _token_start(written, diverge_at(written, later.text))
+        harmony = _harmony_stored(written)
+        if harmony is not None and later.text.startswith(harmony):
+            kind = _HARMONY
+        elif any(_only_reasoning(span, reasoning_markers) for span in _dropped_spans(harmony or written, later.text)):
+            kind = _REASONING if harmony is None else _HARMONY
+        else:
+            kind = _REWRITE
+        finished = renderer.render([USER_1, reply], generation_prompt=False, tools=tools)
+        broken.append((written, later.text, at, kind, what, finished, later))
     if not broken:
         return
-    written, later_text, at, _, what = next((b for b in broken if not b[3]), broken[0])
-    evidence = (Evidence(f"the {what} as the last turn", written, at), Evidence(f"the same {what} in the next prompt", later_text, at))
-    if all(b[3] for b in broken):
+    written, later_text, at, kind, what, finished, later = next((b for b in broken if b[3] == _REWRITE), broken[0])
+    evidence = (
+        Evidence(f"the {what} as the last turn", written, at, finished.line_at(at)),
+        Evidence(f"the same {what} in the next prompt", later_text, at, later.line_at(at)),
+    )
+    if any(b[3] == _HARMONY for b in broken) and all(b[3] != _REWRITE for b in broken):
+        yield Finding(
+            HISTORY_PREFIX,
+            Severity.INFO,
+            "harmony: the last reply ends with <|return|>, which history writes as <|end|> (and earlier analysis "
+            f"channels are dropped), by the format's design: a prefix cache recomputes from character {at} "
+            f"(of {len(later_text)}) every turn",
+            evidence,
+        )
+        return
+    if all(b[3] == _REASONING for b in broken):
         yield Finding(
             HISTORY_PREFIX,
             Severity.INFO,
@@ -201,6 +228,20 @@ def history_prefix(renderer: Renderer, reasoning_markers: Sequence[str] = (), wi
         "recomputes from there and the model sees its own reply changed",
         evidence,
     )
+
+
+_REASONING, _HARMONY, _REWRITE = "reasoning", "harmony", "rewrite"
+
+
+def _harmony_stored(written: str) -> str | None:
+    """How the harmony format stores a reply that ends the sampling: a final
+    message written last ends with ``<|return|>``, and history keeps it with
+    ``<|end|>`` (by the format's design); None when ``written`` is not a
+    harmony render (``<|start|>…<|message|>`` turns) ending with ``<|return|>``."""
+    body = written.rstrip()
+    if "<|start|>" not in written or "<|message|>" not in written or not body.endswith("<|return|>"):
+        return None
+    return body[: -len("<|return|>")] + "<|end|>"
 
 
 def _token_start(text: str, at: int) -> int:

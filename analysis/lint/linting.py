@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
 
 from analysis.errors import InputError
 from analysis.generation.analysis_cache import cached_analysis
-from analysis.lint import history, shapes, switches, tool_calls
+from analysis.lint import engines, history, shapes, switches, tool_calls
 from analysis.lint.conversations import COMMON_REASONING_MARKERS, Renderer
 from analysis.lint.findings import Finding, LintReport, Severity
 from analysis.phases.result import TemplateAnalysis
@@ -90,11 +90,43 @@ def check_rule_ids(ids: Iterable[str]) -> tuple[str, ...]:
     return ids
 
 
-def lint_template(template: ChatTemplate, ignore: Iterable[str] = (), analysis: TemplateAnalysis | None = None) -> LintReport:
+def for_engines(finding: Finding, linted: Sequence[str]) -> Finding:
+    """``finding`` with the engines it breaks filled in (every engine that
+    renders the template, unless the rule named some), and kept an error only
+    when one of the ``linted`` engines is among them: otherwise info, saying
+    which engines it would break.  An error that breaks some of the linted
+    engines only names them."""
+    broken = engines.rendering() if finding.engines is None else finding.engines
+    finding = replace(finding, engines=broken)
+    if finding.severity is not Severity.ERROR:
+        return finding
+    hit = [name for name in linted if name in broken]
+    if not hit:
+        who = ", ".join(broken) if broken else "no engine in the table (one that passed them on as sent)"
+        return replace(
+            finding,
+            severity=Severity.INFO,
+            message=f"{finding.message} (not an error for {', '.join(linted)}: it breaks {who})",
+        )
+    spared = [name for name in linted if name not in broken]
+    if spared:
+        return replace(finding, message=f"{finding.message} (breaks {', '.join(hit)}; not {', '.join(spared)})")
+    return finding
+
+
+def lint_template(
+    template: ChatTemplate,
+    ignore: Iterable[str] = (),
+    analysis: TemplateAnalysis | None = None,
+    engine_names: Iterable[str] = engines.DEFAULT_ENGINES,
+) -> LintReport:
     """Run every rule not in ``ignore`` on ``template``: findings most severe
-    first, then in rule order.  ``analysis`` (the template's, computed when
-    not given) supplies the capabilities and reasoning markers.  A sandbox
-    limit raises (the template cannot be linted)."""
+    first, then in rule order.  A finding is an error only when it breaks one
+    of the engines named (:mod:`analysis.lint.engines`; by default every
+    engine that renders the template).  ``analysis`` (the template's, computed
+    when not given) supplies the capabilities and reasoning markers.  A
+    sandbox limit raises (the template cannot be linted)."""
+    linted = tuple(e.name for e in engines.check_engines(engine_names))
     ignored = check_rule_ids(ignore)
     if analysis is None:
         analysis = cached_analysis(template)
@@ -111,7 +143,7 @@ def lint_template(template: ChatTemplate, ignore: Iterable[str] = (), analysis: 
         if why:
             skipped[rule.id] = why
             continue
-        findings.extend(rule.run(context))
+        findings.extend(for_engines(finding, linted) for finding in rule.run(context))
     order = {rule_id: i for i, rule_id in enumerate(RULE_IDS)}
     findings.sort(key=lambda f: (f.severity.rank, order[f.rule]))
-    return LintReport(template.name, tuple(findings), ignored, skipped)
+    return LintReport(template.name, tuple(findings), ignored, skipped, linted)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from analysis.lint import engines
 from analysis.lint.conversations import (
     REPLY,
     SYSTEM,
@@ -73,9 +74,36 @@ SHAPES = (
 )
 
 
+def _null_content_as(content: str) -> tuple[Message, ...]:
+    """The null-content shape as an engine passes it on: content None, "" or no content key."""
+    turn = call_turn([call(CALL_ID, {"city": "Paris"})], content=None)
+    if content == engines.EMPTY:
+        turn["content"] = ""
+    elif content == engines.ABSENT:
+        del turn["content"]
+    return (USER_1, turn, tool_result(CALL_ID))
+
+
+def _shape_engines(renderer: Renderer, shape: Shape, tools: list[Message] | None) -> tuple[str, ...] | None:
+    """The engines a shape that raises breaks: for content null, those whose
+    own form of it (None, "" or no content) raises too; for content parts,
+    those that pass the parts on (the others join them into a string); None
+    (every engine) for the others."""
+    if shape.name == "content-parts":
+        return engines.with_property("content_parts", "parts")
+    if shape.name != "null-content-with-calls":
+        return None
+    broken = []
+    for engine in engines.ENGINES:
+        if engine.renders_jinja and not renderer.render(list(_null_content_as(engine.null_content)), tools=tools).ok:
+            broken.append(engine.name)
+    return tuple(broken)
+
+
 def raises(renderer: Renderer, caps: Capabilities) -> Iterator[Finding]:
     """One finding per common shape the template raises on (tool shapes only
-    where the template takes tools)."""
+    where the template takes tools), at the line that raised, naming the
+    engines that send the shape in a form that raises."""
     for shape in SHAPES:
         if shape.needs_tools and not caps.supports_tool_calls:
             continue
@@ -88,12 +116,15 @@ def raises(renderer: Renderer, caps: Capabilities) -> Iterator[Finding]:
                 shape.severity,
                 f"{shape.name}: the template raises on {shape.what}: {rendered.error}",
                 (conversation,),
+                engines=_shape_engines(renderer, shape, tools),
+                line=rendered.error_line,
             )
         elif shape.name == "continue-final-message" and "It is" not in (rendered.text or ""):
+            text = rendered.text or ""
             yield Finding(
                 RAISES,
                 shape.severity,
                 f"{shape.name}: the final assistant turn's text is not in the render, so transformers' "
                 "continue_final_message (which cuts the render after it) raises",
-                (conversation, Evidence("render", rendered.text or "")),
+                (conversation, Evidence("render", text, None, rendered.line_at(len(text) - 1) if text else None)),
             )

@@ -8,6 +8,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from analysis.lint import engines
 from analysis.lint.conversations import (
     COMMON_REASONING_MARKERS,
     REPLY,
@@ -150,7 +151,8 @@ def double_bos(renderer: Renderer, bos_token: str, add_bos_token: bool | None) -
             Severity.ERROR,
             f"the template writes the BOS token {bos_token!r} and the tokenizer adds one too (add_bos_token): "
             "the model sees two",
-            (Evidence("generation prompt", text, 0),),
+            (Evidence("generation prompt", text, 0, prompt.line_at(0)),),
+            engines=engines.with_property("bos", engines.ADDS),
         )
 
 
@@ -159,11 +161,14 @@ def generation_block(renderer: Renderer) -> Iterator[Finding]:
     transformers' ``return_assistant_tokens_mask`` masks nothing."""
     rendered = renderer.render([USER_1, REPLY], generation_prompt=False)
     if rendered.ok and rendered.notes.generation_blocks == 0:
+        text = rendered.text or ""
+        at = text.find(str(REPLY["content"]))
         yield Finding(
             GENERATION_BLOCK,
             Severity.INFO,
             "no {% generation %} block around the assistant's text: transformers' return_assistant_tokens_mask "
             "cannot mark what the model wrote (training masks need it)",
+            line=rendered.line_at(at) if at >= 0 else None,
         )
 
 
@@ -176,14 +181,14 @@ def date_in_prompt(renderer: Renderer) -> Iterator[Finding]:
     template = renderer.template
     request = RenderRequest([*renderer.base, USER_1], add_generation_prompt=True)
     saved = template.clock
-    texts = []
+    attempts = []
     try:
         for day in _DAYS:
             template.clock = lambda day=day: day
-            texts.append(template.attempt(request).text)
+            attempts.append(template.attempt(request, trace=True))
     finally:
         template.clock = saved
-    first, second = texts
+    first, second = (a.text for a in attempts)
     if first is not None and second is not None and first != second:
         at = diverge_at(first, second)
         yield Finding(
@@ -191,5 +196,8 @@ def date_in_prompt(renderer: Renderer) -> Iterator[Finding]:
             Severity.INFO,
             f"the prompt writes today's date (it differs at character {at} between two days): every cached "
             "prompt is recomputed when the date changes",
-            (Evidence("rendered on 2026-01-01", first, at), Evidence("rendered on 2026-07-15", second, at)),
+            (
+                Evidence("rendered on 2026-01-01", first, at, attempts[0].notes.line_at(at)),
+                Evidence("rendered on 2026-07-15", second, at, attempts[1].notes.line_at(at)),
+            ),
         )

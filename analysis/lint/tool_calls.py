@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 
-from analysis.lint.conversations import TOOLS, USER_1, Renderer, call, call_turn, tool_result
+from analysis.lint import engines
+from analysis.lint.conversations import TOOLS, USER_1, Render, Renderer, call, call_turn, tool_result
 from analysis.lint.findings import Evidence, Finding, Severity, common_suffix_length, diverge_at
 from analysis.probing.caps import Capabilities
 
@@ -41,11 +43,12 @@ def call_ids(renderer: Renderer, caps: Capabilities) -> Iterator[Finding]:
     else:
         what = "a call id is written once: the call's or the tool message's is dropped"
     matched = "results can only be matched to parallel calls by their order" if count == 2 else "results are matched to calls by order only"
+    at = text.find(ids[0]) if written else text.rfind(_RESULT)
     yield Finding(
         CALL_IDS,
         severity,
         f"{what}: {matched}",
-        (Evidence("render (the tool result)", text, text.find(ids[0]) if written else text.rfind(_RESULT)),),
+        (Evidence("render (the tool result)", text, at, rendered.line_at(at)),),
     )
 
 
@@ -64,7 +67,8 @@ def arguments_python(renderer: Renderer, caps: Capabilities) -> Iterator[Finding
                 Severity.ERROR,
                 f"arguments given as an object render as Python, not JSON ({python}): the model sees "
                 "single quotes and True/None in history and writes them back",
-                (Evidence("render", text, at),),
+                (Evidence("render", text, at, rendered.line_at(at)),),
+                engines=engines.with_property("arguments", engines.OBJECT),
             )
             return
 
@@ -83,7 +87,8 @@ def arguments_double_encoded(renderer: Renderer, caps: Capabilities) -> Iterator
             Severity.ERROR,
             "arguments given as a JSON string render encoded a second time (a string of escaped JSON), "
             "not as the JSON object they hold",
-            (Evidence("render", text, at),),
+            (Evidence("render", text, at, rendered.line_at(at)),),
+            engines=engines.with_property("arguments", engines.STRING),
         )
 
 
@@ -94,12 +99,19 @@ def call_whitespace(renderer: Renderer, caps: Capabilities) -> Iterator[Finding]
         cities = ("Lintopolis", "Lintville", "Lintburg")
         turn = call_turn([call(_IDS[0], {"city": c}) for c in cities])
         rendered = renderer.render([USER_1, turn, tool_result(_IDS[0])], tools=TOOLS)
-        yield from _separators(rendered.text or "", cities, "calls", "call")
+        yield from _with_lines(_separators(rendered.text or "", cities, "calls", "call"), rendered)
     # three arguments of one call (keys alike but for a digit, which the comparison ignores)
     values = ("Lintvalone", "Lintvaltwo", "Lintvalthree")
     turn = call_turn([call(_IDS[0], {f"lintkey{i}": v for i, v in enumerate(values, 1)})])
     rendered = renderer.render([USER_1, turn, tool_result(_IDS[0])], tools=TOOLS)
-    yield from _separators(rendered.text or "", values, "arguments", "argument")
+    yield from _with_lines(_separators(rendered.text or "", values, "arguments", "argument"), rendered)
+
+
+def _with_lines(findings: Iterator[Finding], rendered: Render) -> Iterator[Finding]:
+    """``findings`` on ``rendered``'s text, each evidence given the line that wrote it."""
+    for finding in findings:
+        evidence = tuple(replace(e, line=rendered.line_at(e.at)) for e in finding.evidence)
+        yield replace(finding, evidence=evidence)
 
 
 def _separators(text: str, needles: tuple[str, str, str], plural: str, singular: str) -> Iterator[Finding]:

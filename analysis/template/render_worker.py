@@ -89,6 +89,8 @@ class WorkerRequest:
     variables: dict[str, Any] | None = None
     now: datetime | None = None
     strict_undefined_json: bool = False
+    #: note the template line that wrote each piece of the text
+    trace: bool = False
 
 
 @dataclass(frozen=True)
@@ -215,6 +217,7 @@ class _Worker:
                 request.name,
                 now=request.now,
                 strict_undefined_json=request.strict_undefined_json,
+                trace=request.trace,
             )
             return WorkerReply("ok", text, RenderStats(_cpu_now() - start, notes))
         except MemoryError:

@@ -149,11 +149,12 @@ class ChatTemplate:
         attempt = self.attempt(request, strict_undefined_json)
         return ProbeRender(attempt.text, attempt.stats)
 
-    def attempt(self, request: RenderRequest, strict_undefined_json: bool = False) -> RenderAttempt:
+    def attempt(self, request: RenderRequest, strict_undefined_json: bool = False, trace: bool = False) -> RenderAttempt:
         """Render ``request``: its text, or the error the template raised (as
-        data), and what the render noticed either way.  A sandbox limit still
-        raises: a runaway template is an error of its own."""
-        text, error, stats = self._render(request, strict_undefined_json)
+        data), and what the render noticed either way (with ``trace``, the
+        template line that wrote each piece of the text: ``notes.line_at``).
+        A sandbox limit still raises: a runaway template is an error of its own."""
+        text, error, stats = self._render(request, strict_undefined_json, trace)
         if text is not None:
             return RenderAttempt(text, None, stats)
         try:
@@ -163,7 +164,7 @@ class ChatTemplate:
         except TemplateRenderError as exc:
             return RenderAttempt(None, exc, stats)
 
-    def _render(self, request: RenderRequest, strict_undefined_json: bool) -> tuple[str | None, Any, RenderStats | None]:
+    def _render(self, request: RenderRequest, strict_undefined_json: bool, trace: bool = False) -> tuple[str | None, Any, RenderStats | None]:
         """(text, None, stats) for a render, (None, the worker's error, stats) for a failed one."""
         if self.output_chars > self.limits.template_output_chars:
             raise RenderLimitError(self._over_output(), self.name)
@@ -172,6 +173,7 @@ class ChatTemplate:
             variables=request.variables(self.loaded),
             now=self.clock() if self.clock is not None else None,
             strict_undefined_json=strict_undefined_json,
+            trace=trace,
         )
         if status != "ok":
             return None, payload, stats
@@ -208,8 +210,10 @@ class RenderMemo:
     limit still raises, and is not remembered.  The analysis's probes and the
     lint rules render through one of these each."""
 
-    def __init__(self, template: ChatTemplate):
+    def __init__(self, template: ChatTemplate, trace: bool = False):
         self.template = template
+        #: whether each render notes the template line that wrote each piece of its text
+        self.trace = trace
         self._done: dict[str, RenderAttempt] = {}
 
     @staticmethod
@@ -223,7 +227,7 @@ class RenderMemo:
         key = self.key(request)
         found = self._done.get(key)
         if found is None:
-            found = self._done[key] = self.template.attempt(request)
+            found = self._done[key] = self.template.attempt(request, trace=True) if self.trace else self.template.attempt(request)
         return found
 
 

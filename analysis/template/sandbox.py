@@ -17,6 +17,7 @@ code in llama-cpp-python).  We render them in jinja2's
 
 from __future__ import annotations
 
+import bisect
 import json
 import marshal
 import re
@@ -24,8 +25,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from types import CodeType
-from typing import Any, ClassVar
+from types import CodeType, GeneratorType
+from typing import Any, ClassVar, cast
 
 import jinja2
 from jinja2 import nodes
@@ -312,6 +313,8 @@ class SandboxedTemplateEnvironment(ImmutableSandboxedEnvironment):
         self.stringified_containers = 0
         #: How often a ``{% generation %}`` block was rendered.
         self.generation_blocks = 0
+        #: (offset, template line) of a traced render's pieces (see :meth:`render_guarded`)
+        self.traced_lines: list[tuple[int, int]] = []
         #: When set, ``tojson`` of an undefined value raises (as in llama.cpp's
         #: engine); capability probes use it to mirror the reference.
         self.strict_undefined_json = False
@@ -442,14 +445,21 @@ class SandboxedTemplateEnvironment(ImmutableSandboxedEnvironment):
         return r
 
     # -- rendering ---------------------------------------------------------
-    def render_guarded(self, template: jinja2.Template, variables: dict[str, Any], name: str) -> str:
+    def render_guarded(self, template: jinja2.Template, variables: dict[str, Any], name: str, trace: bool = False) -> str:
         """Render under the in-process limits (sizes, ranges), converting failures
         to project errors.  CPU time and memory are bounded by the worker process
-        this runs in (:mod:`analysis.template.render_worker`)."""
+        this runs in (:mod:`analysis.template.render_worker`).  With ``trace``,
+        :attr:`traced_lines` holds the template line that wrote each piece of the text."""
         out: list[str] = []
         size = 0
+        self.traced_lines = []
+        chunks: Iterator[tuple[str, int | None]] = (
+            _traced(template, variables) if trace else ((c, None) for c in template.generate(**variables))
+        )
         try:
-            for chunk in template.generate(**variables):
+            for chunk, line in chunks:
+                if line is not None and chunk and (not self.traced_lines or self.traced_lines[-1][1] != line):
+                    self.traced_lines.append((size, line))
                 size += len(chunk)
                 if size > self.limits.max_output_chars:
                     raise _LimitExceeded(
@@ -476,6 +486,27 @@ class SandboxedTemplateEnvironment(ImmutableSandboxedEnvironment):
         text = "".join(out)
         _check_output(text, name)
         return text
+
+
+def _traced(template: jinja2.Template, variables: dict[str, Any]) -> Iterator[tuple[str, int | None]]:
+    """``template.generate(**variables)``, each piece with the template line of
+    the statement that wrote it (the line of the suspended ``yield`` in the
+    compiled code, mapped back by the template's debug info; a macro's or a
+    block set's text is written at the line that outputs it)."""
+    debug = sorted((code, line) for line, code in template.debug_info)
+    codes = [code for code, _ in debug]
+    context = template.new_context(dict(variables))
+    generator = cast("GeneratorType[str, None, None]", template.root_render_func(context))
+    try:
+        for chunk in generator:
+            frame = generator.gi_frame
+            line = None
+            if frame is not None and debug:
+                at = bisect.bisect_right(codes, frame.f_lineno) - 1
+                line = debug[at][1] if at >= 0 else 1
+            yield chunk, line
+    except Exception:  # noqa: BLE001 - as jinja2's generate: the traceback rewritten to template lines
+        template.environment.handle_exception()
 
 
 def over_memory(memory_mb: int) -> str:
@@ -710,6 +741,16 @@ class RenderNotes:
     generation_blocks: int = 0
     #: the top-level variables the render read that were not set, sorted
     read_unset: tuple[str, ...] = ()
+    #: (offset, template line) where the text written by another line starts
+    #: (traced renders only; see :func:`line_at`)
+    lines: tuple[tuple[int, int], ...] = ()
+
+    def line_at(self, offset: int) -> int | None:
+        """The template line of the statement that wrote the character at
+        ``offset`` (None when the render was not traced)."""
+        starts = [start for start, _ in self.lines]
+        at = bisect.bisect_right(starts, offset) - 1
+        return self.lines[at][1] if at >= 0 else None
 
 
 def render_compiled(
@@ -718,8 +759,10 @@ def render_compiled(
     name: str,
     now: datetime | None = None,
     strict_undefined_json: bool = False,
+    trace: bool = False,
 ) -> tuple[str, RenderNotes]:
-    """Render a compiled template: its text and what the render noticed."""
+    """Render a compiled template: its text and what the render noticed (with
+    ``trace``, the template line that wrote each piece of the text)."""
     env = compiled.env
     env.clock = (lambda: now) if now is not None else datetime.now
     env.strict_undefined_json = strict_undefined_json
@@ -727,14 +770,18 @@ def render_compiled(
     env.generation_blocks = 0
     IndexTrackingStr.hits = 0
     LenientUndefined.read_names = set()
-    text = env.render_guarded(compiled.template, variables, name)
+    text = env.render_guarded(compiled.template, variables, name, trace)
     return text, render_notes(env)
 
 
 def render_notes(env: SandboxedTemplateEnvironment) -> RenderNotes:
     """What the environment's last render noticed (also after it failed)."""
     return RenderNotes(
-        env.stringified_containers, IndexTrackingStr.hits, env.generation_blocks, tuple(sorted(LenientUndefined.read_names))
+        env.stringified_containers,
+        IndexTrackingStr.hits,
+        env.generation_blocks,
+        tuple(sorted(LenientUndefined.read_names)),
+        tuple(env.traced_lines),
     )
 
 

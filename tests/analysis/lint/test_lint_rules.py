@@ -14,7 +14,9 @@ from tests.conftest import ROOT
 
 LINT = ROOT / "templates" / "tests" / "lint"
 
-#: each rule's worst finding on its defect template
+#: each rule's worst finding on its defect template, for the default engines
+#: (arguments-double-encoded breaks only an engine that passes arguments as
+#: strings, and none of them does: docs/lint.md, the engines)
 EXPECTED = {
     "history-prefix": Severity.ERROR,
     "generation-prompt": Severity.ERROR,
@@ -22,7 +24,7 @@ EXPECTED = {
     "raises": Severity.ERROR,
     "call-ids": Severity.WARNING,
     "arguments-python": Severity.ERROR,
-    "arguments-double-encoded": Severity.ERROR,
+    "arguments-double-encoded": Severity.INFO,
     "call-whitespace": Severity.WARNING,
     "double-bos": Severity.ERROR,
     "thinking-switches": Severity.WARNING,
@@ -84,7 +86,7 @@ def test_raises_names_each_shape_with_the_templates_own_message() -> None:
         "two-user-turns": "Conversation roles must alternate",
     }
     for shape, said in expected.items():
-        assert any(m.startswith(shape + ":") and m.endswith(said) for m in messages), (shape, messages)
+        assert any(m.startswith(shape + ":") and said in m for m in messages), (shape, messages)
     evidence = next(f for f in lint(_source("raises", "defect")).findings if f.message.startswith("two-user-turns")).evidence
     assert '"What is the weather in Paris?"}, {"role": "user"' in evidence[0].text  # the conversation that raises
 

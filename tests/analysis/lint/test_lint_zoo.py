@@ -24,25 +24,29 @@ def test_every_zoo_template_lints() -> None:
     for path in sorted(ZOO.glob("*.jinja")):
         report = _lint(path.name)
         assert report.template_name == path.name
-        # every finding carries a message, and evidence points inside its text
+        # every finding carries a message, an error its template line, and evidence points inside its text
         for finding in report.findings:
             assert finding.message
+            assert finding.severity is not Severity.ERROR or finding.where is not None, (path.name, finding)
             assert all(e.at is None or 0 <= e.at <= len(e.text) for e in finding.evidence), (path.name, finding)
 
 
 @pytest.mark.parametrize(
     "template, rule, severity, words",
     [
-        # Qwen3 tests 'in content' without a None check: content null beside tool calls raises
-        ("Qwen-Qwen3-0.6B.jinja", "raises", Severity.ERROR, "null-content-with-calls: the template raises"),
+        # Qwen3 tests 'in content' without a None check: content null beside tool calls raises, but
+        # every engine passes "" or (transformers' documented shape) no content, and those render
+        ("Qwen-Qwen3-0.6B.jinja", "raises", Severity.INFO, "null-content-with-calls: the template raises"),
+        # QwQ splits the content of every assistant turn: a call turn without content raises (transformers)
+        ("Qwen-QwQ-32B.jinja", "raises", Severity.ERROR, "(breaks transformers; not vllm, sglang, llama.cpp)"),
         # Qwen3 leaves earlier turns' reasoning out, on purpose
         ("Qwen-Qwen3-0.6B.jinja", "history-prefix", Severity.INFO, "lose their reasoning"),
         # Seed-OSS writes a nested object argument with Python's str()
         ("ByteDance-Seed-OSS.jinja", "arguments-python", Severity.ERROR, "'exact': True"),
-        # Llama 3.1 writes arguments with tojson whatever they are
-        ("meta-llama-Llama-3.1-8B-Instruct.jinja", "arguments-double-encoded", Severity.ERROR, ""),
-        # gpt-oss ends a finished turn with <|return|> and writes <|end|> in history
-        ("openai-gpt-oss-120b.jinja", "history-prefix", Severity.ERROR, '"<|return|>" becomes "<|end|>'),
+        # Llama 3.1 writes arguments with tojson whatever they are: every engine passes objects
+        ("meta-llama-Llama-3.1-8B-Instruct.jinja", "arguments-double-encoded", Severity.INFO, "not an error for"),
+        # gpt-oss ends a finished turn with <|return|> and writes <|end|> in history, as harmony says
+        ("openai-gpt-oss-120b.jinja", "history-prefix", Severity.INFO, "harmony: the last reply ends with <|return|>"),
         # Gemma 2 demands alternating roles
         ("google-gemma-2-2b-it.jinja", "raises", Severity.WARNING, "two-user-turns"),
         # Command R7B writes its generation prompt whatever add_generation_prompt says

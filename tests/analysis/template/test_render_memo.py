@@ -28,9 +28,9 @@ def _counting(template: ChatTemplate, monkeypatch: pytest.MonkeyPatch) -> list[R
     calls: list[RenderRequest] = []
     real = template.attempt
 
-    def attempt(request: RenderRequest, strict_undefined_json: bool = False):  # type: ignore[no-untyped-def]
+    def attempt(request: RenderRequest, strict_undefined_json: bool = False, trace: bool = False):  # type: ignore[no-untyped-def]
         calls.append(request)
-        return real(request, strict_undefined_json)
+        return real(request, strict_undefined_json, trace)
 
     monkeypatch.setattr(template, "attempt", attempt)
     return calls
