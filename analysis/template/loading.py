@@ -187,7 +187,7 @@ def _load_gguf(path: Path) -> TemplateSource:
         from gguf import GGUFReader, GGUFValueType  # imported lazily: numpy is slow to import
     except ImportError:  # gguf is an optional extra
         raise TemplateLoadError(
-            f"{path}: reading GGUF needs the 'gguf' package (pip install 'autoparser[gguf]')"
+            f"{path}: reading GGUF needs the 'gguf' package (the gguf extra: pip install '.[gguf]' in the checkout)"
         ) from None
     from analysis.template.gguf_layout import check_gguf_layout
 
@@ -274,7 +274,7 @@ def load_hub(
     except ImportError:
         raise TemplateLoadError(
             f"{origin}: reading from the Hugging Face Hub needs the 'huggingface_hub' package "
-            "(pip install 'autoparser[hub]'), or give a local path"
+            "(the hub extra: pip install '.[hub]' in the checkout), or give a local path"
         ) from None
     try:
         folder = snapshot_download(

@@ -90,7 +90,7 @@ def test_gguf_without_the_optional_package(tmp_path, monkeypatch) -> None:
     path = tmp_path / "m.gguf"
     path.write_bytes(b"GGUF")
     err = assert_clean_error(run_cli("render", str(path)))
-    assert "pip install 'autoparser[gguf]'" in err
+    assert "(the gguf extra: pip install '.[gguf]' in the checkout)" in err
 
 
 SCENARIO_TEMPLATE = (

@@ -114,3 +114,16 @@ def test_each_option_requirement_names_the_commands_own_parameters() -> None:
 def test_an_option_at_its_default_or_beside_what_it_needs_is_accepted() -> None:
     assert run_cli("parse", "--stream", "--chunk", "8", "-", input="Hi").exit_code == 0
     assert run_cli("parse", "--chunk", "4", "-", input="Hi").exit_code == 0  # (the default changes nothing)
+
+
+def test_install_hints_name_a_command_that_works_from_the_checkout() -> None:
+    """No registry serves the package "autoparser": every hint installs an
+    extra from the checkout (pip install '.[gguf]')."""
+    root = Path(__file__).parents[2]
+    hints = []
+    for package in ("analysis", "autoparser_cli", "peg"):
+        for path in (root / package).rglob("*.py"):
+            text = path.read_text()
+            assert "autoparser[" not in text, path
+            hints += [line for line in text.splitlines() if "pip install" in line]
+    assert hints and all("pip install '.[" in line for line in hints), hints
