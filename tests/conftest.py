@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -43,6 +44,11 @@ ZOO = SHARED / "templates"
 PROJECT_TEMPLATES = ROOT / "templates"
 
 needs_shared = pytest.mark.skipif(not ZOO.is_dir(), reason="../shared is absent")
+#: the gguf extra (gguf and numpy): the tests that write .gguf files skip without it
+needs_gguf = pytest.mark.skipif(
+    importlib.util.find_spec("gguf") is None or importlib.util.find_spec("numpy") is None,
+    reason="the gguf extra is absent (pip install '.[gguf]')",
+)
 
 
 @pytest.fixture

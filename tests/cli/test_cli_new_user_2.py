@@ -127,3 +127,20 @@ def test_install_hints_name_a_command_that_works_from_the_checkout() -> None:
             assert "autoparser[" not in text, path
             hints += [line for line in text.splitlines() if "pip install" in line]
     assert hints and all("pip install '.[" in line for line in hints), hints
+
+
+def test_the_gguf_tests_skip_cleanly_without_the_gguf_extra() -> None:
+    """Without gguf and numpy (the gguf extra), the tests that write .gguf
+    files are skipped, as the ../shared ones are, and the rest pass."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).parents[2]
+    files = ["tests/analysis/template/test_loading.py", "tests/analysis/template/test_hostile.py"]
+    code = (
+        "import sys; sys.modules['gguf'] = None; sys.modules['numpy'] = None; import pytest; "
+        f"sys.exit(pytest.main(['-q', '-n', '0', '-p', 'no:cacheprovider', '-k', 'gguf', *{files!r}]))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert " skipped" in done.stdout and " failed" not in done.stdout and " error" not in done.stdout

@@ -20,7 +20,7 @@ from analysis.template.loading import LoadedTemplate
 from analysis.template.rendering import ChatTemplate, RenderRequest
 from analysis.template.sandbox import RenderLimits
 from tests.cli_helpers import assert_clean_error, run_cli
-from tests.conftest import PROJECT_TEMPLATES
+from tests.conftest import PROJECT_TEMPLATES, needs_gguf
 
 #: the zoo-wide and fuzzing runs: left out of the fast loop (pytest -m 'not slow')
 pytestmark = pytest.mark.slow
@@ -303,11 +303,13 @@ def _gguf(tmp_path: Path, value: object) -> Path:
     return path
 
 
+@needs_gguf
 def test_gguf_template_that_is_not_a_string(tmp_path: Path) -> None:
     err = assert_clean_error(run_cli("render", str(_gguf(tmp_path, 7))))
     assert "is a uint32, expected a string" in err
 
 
+@needs_gguf
 @pytest.mark.parametrize("how", ["declared_longer", "cut_short"])
 def test_corrupt_gguf_string_length(how: str, tmp_path: Path) -> None:
     path = _gguf(tmp_path, "{{ messages[0].content }}")

@@ -6,13 +6,13 @@ import json
 import struct
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from analysis.errors import TemplateLoadError
 from analysis.template.loading import load_source, load_template
 from peg.errors import AutoparserError
 from tests.cli_helpers import assert_clean_error, run_cli
+from tests.conftest import needs_gguf
 
 SIMPLE = "{{ bos_token }}{% for m in messages %}[{{ m.role }}]{{ m.content }}{% endfor %}{{ eos_token }}"
 TOOL = "TOOLS{% for m in messages %}{{ m.content }}{% endfor %}"
@@ -69,6 +69,7 @@ def test_folder_prefers_separate_files(tmp_path: Path) -> None:
 
 def _write_gguf(path: Path, template: str | None, named: dict[str, str] | None = None) -> None:
     import gguf
+    import numpy as np
 
     writer = gguf.GGUFWriter(str(path), "llama")
     if template is not None:
@@ -85,6 +86,7 @@ def _write_gguf(path: Path, template: str | None, named: dict[str, str] | None =
     writer.close()
 
 
+@needs_gguf
 def test_gguf_metadata(tmp_path: Path) -> None:
     path = tmp_path / "model.gguf"
     _write_gguf(path, SIMPLE, {"tool_use": TOOL})
@@ -94,6 +96,7 @@ def test_gguf_metadata(tmp_path: Path) -> None:
     assert load_template(path, has_tools=True).source == TOOL
 
 
+@needs_gguf
 def test_gguf_without_template(tmp_path: Path) -> None:
     path = tmp_path / "model.gguf"
     _write_gguf(path, None)
@@ -108,7 +111,7 @@ def test_gguf_without_template(tmp_path: Path) -> None:
         ("tokenizer_config.json", "{not json", "invalid JSON at line 1"),
         ("tokenizer_config.json", json.dumps({"bos_token": "<s>"}), "no 'chat_template'"),
         ("chat_template.json", json.dumps({"chat_template": 42}), "no chat template inside"),
-        ("model.gguf", "this is not a gguf file", "not a GGUF file"),
+        pytest.param("model.gguf", "this is not a gguf file", "not a GGUF file", marks=needs_gguf),
         ("weights.bin", "x", "unsupported source"),
     ],
 )
