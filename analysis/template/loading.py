@@ -34,7 +34,8 @@ class TemplateSource:
 
     def pick(self, variant: str | None = None, has_tools: bool = False) -> LoadedTemplate:
         """Choose one variant: the named one, else ``tool_use`` when tools are present
-        (as llama.cpp does), else ``default``, else the only one."""
+        (as llama.cpp does), else ``default``, else the only one.  An empty
+        (or blank) template is a :class:`TemplateLoadError`."""
         if variant is not None:
             if variant not in self.variants:
                 raise TemplateLoadError(
@@ -48,6 +49,8 @@ class TemplateSource:
             name = DEFAULT_VARIANT
         else:
             name = sorted(self.variants)[0]
+        if not self.variants[name].strip():  # (one policy for every command: nothing to render is bad input)
+            raise TemplateLoadError(f"{_display_name(self.origin, name, len(self.variants))}: the template is empty")
         return LoadedTemplate(
             name=_display_name(self.origin, name, len(self.variants)),
             source=self.variants[name],

@@ -144,3 +144,22 @@ def test_the_gguf_tests_skip_cleanly_without_the_gguf_extra() -> None:
     done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout[-2000:]
     assert " skipped" in done.stdout and " failed" not in done.stdout and " error" not in done.stdout
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["analyze"], ["caps"], ["render"], ["lint"], ["grammar"], ["export"], ["parse", "-", "--template"]],
+)
+def test_an_empty_template_is_one_error_in_every_command(tmp_path: Path, command: list[str]) -> None:
+    empty = tmp_path / "empty.jinja"
+    empty.write_text(" \n")
+    err = assert_clean_error(run_cli(*command, str(empty), input="Hi"))
+    assert err == "error: empty.jinja: the template is empty"
+
+
+def test_check_fails_an_empty_template_for_the_same_reason(tmp_path: Path) -> None:
+    (tmp_path / "empty.jinja").write_text("")
+    result = run_cli("check", str(tmp_path / "empty.jinja"), str(DEMO), "--json")
+    assert result.exit_code == 1
+    failed = [r for r in json.loads(result.stdout)["results"] if r["status"] == "failed"]
+    assert [r["reason"] for r in failed] == ["empty.jinja: the template is empty"]
