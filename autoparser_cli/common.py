@@ -89,12 +89,14 @@ def fail(message: str, code: int = 2) -> typer.Exit:
 def write_excerpt(excerpt: str) -> None:
     """Print a caret excerpt (a line, then a caret under a place in it) to
     stderr under an error line, indented; control characters are shown as
-    escapes and the caret moves with them."""
+    escapes and the caret moves with them, and it is placed by display width
+    (a CJK character or an emoji takes two columns)."""
+    from rich.cells import cell_len
     from rich.text import Text
 
     line, _, caret = excerpt.partition("\n")
-    at = max(len(caret) - 1, 0)
-    shown = "  " + terminal_safe(line) + "\n  " + " " * len(terminal_safe(line[:at])) + "^"
+    at = max(len(caret) - 1, 0)  # (the library's caret counts characters; a terminal shows cells)
+    shown = "  " + terminal_safe(line) + "\n  " + " " * cell_len(terminal_safe(line[:at])) + "^"
     err_console().print(Text(shown), soft_wrap=True)
 
 

@@ -163,3 +163,13 @@ def test_check_fails_an_empty_template_for_the_same_reason(tmp_path: Path) -> No
     assert result.exit_code == 1
     failed = [r for r in json.loads(result.stdout)["results"] if r["status"] == "failed"]
     assert [r["reason"] for r in failed] == ["empty.jinja: the template is empty"]
+
+
+def test_the_error_caret_is_placed_by_display_width(capsys: pytest.CaptureFixture[str]) -> None:
+    """Full-width characters take two columns: the caret goes under the
+    character the parse stopped at, not one column per character."""
+    from autoparser_cli.common import write_excerpt
+
+    write_excerpt("東京😀 x\n    ^")  # (the library's caret: under the fifth character, "x")
+    line, caret = capsys.readouterr().err.splitlines()
+    assert line == "  東京😀 x" and caret == "  " + " " * 7 + "^"
