@@ -159,7 +159,7 @@ def handle_errors(func: F) -> F:
         except InputError as exc:  # (its settings, as this CLI's options)
             raise fail(exc.phrased(OPTION_NAMES), exit_code(exc)) from None
         except AutoparserError as exc:
-            raise fail(str(exc), exit_code(exc)) from None
+            raise fail(str(exc) + _in_json_file(exc, kwargs), exit_code(exc)) from None
         except KeyboardInterrupt:
             raise fail("interrupted", 130) from None
         except BrokenPipeError:
@@ -183,6 +183,24 @@ def handle_errors(func: F) -> F:
             ) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def _in_json_file(exc: Exception, arguments: dict[str, Any]) -> str:
+    """For an error at a template line where the template is a string in a
+    JSON file (tokenizer_config.json): the line of the file that string is on
+    (the error's line counts the template's own lines); else ""."""
+    line = getattr(exc, "line", None)
+    if not line:
+        return ""
+    from analysis.template.loading import json_template_lines
+
+    candidates = [arguments.get(name) for name in ("source", "template", "write")] + list(arguments.get("sources") or [])
+    for candidate in candidates:
+        if isinstance(candidate, Path):
+            for name, (file, file_line) in json_template_lines(candidate).items():
+                if str(exc).startswith(f"{name}:{line}"):
+                    return f" (the template is the JSON string on line {file_line} of {file})"
+    return ""
 
 
 def read_json_file(path: Path | None, what: str) -> Any:

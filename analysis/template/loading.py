@@ -149,6 +149,54 @@ def _load_json_config(path: Path) -> TemplateSource:
     )
 
 
+_KEY = re.compile(r'"chat_template"\s*:\s*')
+_ITEM_TEMPLATE = re.compile(r'"template"\s*:\s*"')
+
+
+def _string_lines(path: Path) -> dict[str, int]:
+    """The line of ``path`` (a JSON config) each variant's template string
+    starts on (a JSON string is one line: the template's own lines are
+    escaped ``\\n``); found in the text (the first ``"chat_template"`` key,
+    its list items' ``"template"`` keys in order), empty when not found."""
+    try:
+        text = read_text(path)
+        variants = list(_variants_from_field(loads(text, str(path)).get("chat_template"), path))
+    except (TemplateLoadError, InputError, AttributeError):
+        return {}
+    key = _KEY.search(text)
+    if key is None:
+        return {}
+    if text.startswith('"', key.end()):
+        starts = [key.end()]
+    else:
+        starts = [m.end() - 1 for m in _ITEM_TEMPLATE.finditer(text, key.end())][: len(variants)]
+    return {name: text.count("\n", 0, at) + 1 for name, at in zip(variants, starts, strict=False)}
+
+
+def json_template_lines(source: str | Path) -> dict[str, tuple[Path, int]]:
+    """Where the templates of ``source`` are in a JSON file, by display name
+    (as :class:`LoadedTemplate` names them): the file and the line its string
+    starts on.  Errors count lines within the template string; this names the
+    line of the file (empty: no template of ``source`` is held in JSON)."""
+    path = Path(source)
+    if path.is_dir():
+        files = [path / "chat_template.json"] if (path / "chat_template.json").is_file() else [path / "tokenizer_config.json"]
+        if (path / "chat_template.jinja").is_file():
+            return {}
+    else:
+        files = [path] if path.suffix == ".json" else []
+    try:
+        held = load_source(path)
+    except (TemplateLoadError, InputError):
+        return {}
+    out = {}
+    for file in files:
+        for variant, line in _string_lines(file).items():
+            if variant in held.variants:
+                out[_display_name(held.origin, variant, len(held.variants))] = (file, line)
+    return out
+
+
 def _flag(value: Any) -> bool | None:
     """A config's boolean setting; None when absent or not a boolean."""
     return value if isinstance(value, bool) else None

@@ -173,3 +173,19 @@ def test_the_error_caret_is_placed_by_display_width(capsys: pytest.CaptureFixtur
     write_excerpt("東京😀 x\n    ^")  # (the library's caret: under the fifth character, "x")
     line, caret = capsys.readouterr().err.splitlines()
     assert line == "  東京😀 x" and caret == "  " + " " * 7 + "^"
+
+
+def test_an_error_in_a_template_held_in_json_names_the_line_of_the_file(tmp_path: Path) -> None:
+    broken = "{% for m in messages %}\n{{ m.content }}\n{% if x %}\n{% endfor %}"
+    config = tmp_path / "tokenizer_config.json"
+    config.write_text(json.dumps({"bos_token": "<s>", "chat_template": broken}, indent=2))
+    err = assert_clean_error(run_cli("analyze", str(config)))
+    assert err.startswith("error: tokenizer_config.json:4:4: template syntax error")  # (the template's own line 4)
+    assert err.endswith(f"(the template is the JSON string on line 3 of {config})")
+    variants = [{"name": "default", "template": "{{ messages }}"}, {"name": "tool_use", "template": broken}]
+    config.write_text(json.dumps({"chat_template": variants}, indent=2))
+    err = assert_clean_error(run_cli("render", str(tmp_path), "--variant", "tool_use"))
+    assert err.endswith(f"(the template is the JSON string on line 9 of {config})")
+    plain = tmp_path / "t.jinja"
+    plain.write_text(broken)
+    assert "JSON string" not in assert_clean_error(run_cli("render", str(plain)))
