@@ -12,6 +12,8 @@ from typing import Any
 
 from analysis.generation.results import ParseOutcome, Trigger, TriggerKind
 from analysis.generation.shown_text import hold_open_reasoning, unshown_from, with_rest
+from analysis.messages.deviations import Deviation, DeviationKind, deviations_in
+from analysis.messages.deviations import at as deviation_at
 from analysis.messages.hooks import GENERIC, OutputHooks
 from analysis.messages.mapper import Message, map_finished, map_result, map_streamed
 from analysis.messages.tags import CONTENT, CONTENT_HELD, TOOL
@@ -19,7 +21,8 @@ from analysis.parsers.builder import BuiltParser
 from analysis.parsers.pieces import call_closers
 from analysis.parsers.prompting import Prompt
 from analysis.parsers.request import ChatRequest, ReasoningFormat, ToolChoice
-from analysis.phases.result import PrefillOutcome, TemplateAnalysis
+from analysis.phases.result import PrefillOutcome, TemplateAnalysis, ToolFormat
+from analysis.probing.markers import strip_ws
 from peg.combinators import Until
 from peg.engine import ParseResult, TagNode, parse
 from peg.errors import GrammarError
@@ -140,10 +143,10 @@ class Generated:
             message = map_result(result, self.keeps_reasoning_in_content, self.hooks)
             if result.status is Status.NEED_MORE:
                 message = hold_open_reasoning(result, message, self.built.trigger)[0]
-            return ParseOutcome(message, True, need_more=result.status is Status.NEED_MORE)
+            return ParseOutcome(message, True, need_more=result.status is Status.NEED_MORE, deviations=self._deviations(result))
         message, unread_calls = map_finished(result, self.keeps_reasoning_in_content, self.hooks)
         trigger = self.built.trigger
-        marker_in_text = bool(trigger) and self._marker_in_text(trigger, result, message)
+        marker_in_text = bool(trigger) and self._marker_in_text(result, message)
         if marker_in_text:
             # a call marker read as text: if the output ends inside a call (a
             # partial parse reads one more call), it was cut short, as the stream showed
@@ -152,16 +155,18 @@ class Generated:
                 shown = map_result(prefix, self.keeps_reasoning_in_content, self.hooks, final=True)
                 if len(shown.tool_calls) > len(message.tool_calls) + len(unread_calls):
                     return self._cut_outcome(output, prefix, "the output ends inside a tool call (cut off at max_tokens?)")
-                if message.tool_calls and not unread_calls and self._ends_inside_a_call(result):
+                cut_at = self._cut_inside_a_call(result) if message.tool_calls and not unread_calls else -1
+                if cut_at >= 0:
                     # (a stream holds the calls before it, as the last one may yet decide
                     # where their values end: the whole parse's calls stand, its text stays)
-                    return ParseOutcome(message, False, "the output ends inside a tool call (cut off at max_tokens?)", need_more=True)
+                    noted = self._deviations(result, cut_from=cut_at)
+                    return ParseOutcome(message, False, "the output ends inside a tool call (cut off at max_tokens?)", need_more=True, deviations=noted)
             # else a quoted one is prose; a block from one
             # to a call's closer is a call that does not read (kept as text, reported;
             # the calls around it are calls)
             unread = self._unread_block(result)
             if unread is not None:
-                return ParseOutcome(message, False, unread.warning, excerpt=unread.excerpt)
+                return ParseOutcome(message, False, unread.warning, excerpt=unread.excerpt, deviations=self._deviations(result))
             without_fallback = self.built.without_fallback
             if without_fallback is not None and not message.tool_calls:
                 # no call read: the output may end inside one (cut off at max_tokens)
@@ -170,18 +175,35 @@ class Generated:
                 if cut is not None:
                     return cut
         if unread_calls:
-            return ParseOutcome(message, False, _unread_calls_warning(unread_calls, len(self.generation_prompt)))
-        return ParseOutcome(message, True)
+            return ParseOutcome(message, False, _unread_calls_warning(unread_calls, len(self.generation_prompt)), deviations=self._deviations(result))
+        return ParseOutcome(message, True, deviations=self._deviations(result))
 
-    def _ends_inside_a_call(self, result: ParseResult) -> bool:
-        """Whether the text after the last call read begins a call at a call
-        marker and the output ends inside it (a partial parse of the calls
-        from that marker runs out of input)."""
+    def _deviations(self, result: ParseResult, cut_from: int = -1) -> tuple[Deviation, ...]:
+        """The deviations ``result``'s reading used, in the output; with
+        ``cut_from`` (an offset in the parsed text), the output cut short there too."""
+        prompt = len(self.generation_prompt)
+        found = deviations_in(result, prompt)
+        if cut_from >= 0:
+            # (what the reading made of the cut call's text, a closer left out before it, is the cut)
+            cut_start = max(len(result.text[:cut_from].rstrip()), prompt)
+            found = tuple(d for d in found if d.start + prompt < cut_start)
+            found += (deviation_at(DeviationKind.CUT_SHORT, result.text, max(cut_from, prompt), len(result.text), prompt),)
+        return found
+
+    def _cut_inside_a_call(self, result: ParseResult) -> int:
+        """Where (in the parsed text) the text after the last call read begins
+        a call at a call marker inside which the output ends (a partial parse
+        of the calls from that marker runs out of input); else -1."""
         trigger, calls, last = self.built.trigger, self.built.tool_calls, _last_call(result.tree)
         if not trigger or calls is None or last is None:
-            return False
-        at = result.text.find(trigger, last.end)
-        return at >= 0 and parse(calls, result.text, partial=True, start=at).status is Status.NEED_MORE
+            return -1
+        text = result.text
+        at = self._find_marker(text, last.end, len(text))
+        if at < 0:
+            return -1
+        # (a marker inside a section, its opener left out, MiniMax's <invoke name=: read as the section holds it)
+        calls_text = text if text.startswith(trigger, at) else text[:at] + trigger + text[at:]
+        return at if parse(calls, calls_text, partial=True, start=at).status is Status.NEED_MORE else -1
 
     def _unread_block(self, result: ParseResult) -> UnreadBlock | None:
         """The first call block in the text: a call marker in the content with a
@@ -209,18 +231,32 @@ class Generated:
             return UnreadBlock(f"{where}: {why}", failed.excerpt(origin=prompt) if failed.status is Status.FAILURE else "")
         return None
 
-    @staticmethod
-    def _marker_in_text(trigger: str, result: ParseResult, message: Message) -> bool:
-        """Whether the content holds the tool-call marker as text (before,
-        between or after the calls: text runs end only at a marker a call
-        reads from)."""
-        if not message.tool_calls:
-            return trigger in message.content
+    @cached_property
+    def _call_markers(self) -> tuple[str, ...]:
+        """The markers that start a call: the trigger, and where the format has
+        them, the per-call opener and the function's tag (MiniMax's
+        ``<invoke name=``, written after the calls' section opener)."""
+        fmt, prefix = self.analysis.tools.format, strip_ws(self.analysis.tools.function.name_prefix)
+        markers = [self.built.trigger, strip_ws(fmt.per_call_start)]
+        if self.hooks is GENERIC and fmt.mode is not ToolFormat.JSON_NATIVE and prefix.startswith("<") and len(prefix) >= 3:
+            markers.append(prefix)
+        return tuple(m for m in dict.fromkeys(markers) if m)
+
+    def _find_marker(self, text: str, start: int, end: int) -> int:
+        """The first call marker in ``text[start:end]`` (an offset in ``text``), or -1."""
+        found = [at for m in self._call_markers if (at := text.find(m, start, end)) >= 0]
+        return min(found, default=-1)
+
+    def _marker_in_text(self, result: ParseResult, message: Message) -> bool:
+        """Whether the content holds a call marker as text (before, between or
+        after the calls: text runs end only at a marker a call reads from)."""
         text = result.text
+        if not message.tool_calls:  # (where no call reads, a marker inside a section is prose: the trigger opens calls)
+            return self.built.trigger in message.content
         last = None if result.rejected else _last_call(result.tree)
         if last is not None:  # (text before and between calls ends at the first marker: only the text after them can hold one)
-            return text.find(trigger, last.end) >= 0
-        return any(text.find(trigger, node.start, node.end) >= 0 for node in result.find(CONTENT))
+            return self._find_marker(text, last.end, len(text)) >= 0
+        return any(self._find_marker(text, node.start, node.end) >= 0 for node in result.find(CONTENT))
 
     def _cut_short(self, output: str, failed: ParseResult, partial: bool) -> ParseOutcome | None:
         """An output that fails only because it ends early (cut off at max_tokens):
@@ -253,7 +289,7 @@ class Generated:
         message = with_rest(message, output[unshown_from(prefix, self.hooks, prompt) - prompt :])
         if unread_calls:
             warning += "; " + _unread_calls_warning(unread_calls, prompt)
-        return ParseOutcome(message, False, warning, need_more=True)
+        return ParseOutcome(message, False, warning, need_more=True, deviations=self._deviations(prefix, cut_from=unshown_from(prefix, self.hooks, prompt)))
 
     def _failed(self, output: str, result: ParseResult) -> ParseOutcome:
         """The outcome of a failed final parse, block by block: what reads
@@ -270,7 +306,7 @@ class Generated:
             shown, _ = map_streamed(before, self.keeps_reasoning_in_content, self.hooks)
             shown = hold_open_reasoning(before, shown, self.built.trigger)[0]
             rest = output[unshown_from(before, self.hooks, prompt) - prompt :]
-            return ParseOutcome(with_rest(shown, rest), False, warning, excerpt=excerpt)
+            return ParseOutcome(with_rest(shown, rest), False, warning, excerpt=excerpt, deviations=self._deviations(before))
         return ParseOutcome(Message(content=output), False, warning, excerpt=excerpt)
 
     def failure_message(self, result: ParseResult) -> str:

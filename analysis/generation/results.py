@@ -6,6 +6,7 @@ import enum
 from dataclasses import dataclass
 from typing import Any
 
+from analysis.messages.deviations import Deviation, DeviationKind
 from analysis.messages.mapper import Message
 
 
@@ -48,3 +49,10 @@ class ParseOutcome:
     need_more: bool = False
     #: on a failure, the output's line where parsing stopped, with a caret under the place
     excerpt: str = ""
+    #: the deviations from the template's form the reading used, in output order
+    deviations: tuple[Deviation, ...] = ()
+
+    @property
+    def cut_short(self) -> bool:
+        """Whether the output ends inside a call (a :class:`DeviationKind` ``CUT_SHORT``)."""
+        return any(d.kind is DeviationKind.CUT_SHORT for d in self.deviations)

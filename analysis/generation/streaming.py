@@ -21,6 +21,7 @@ from json.encoder import (
 from analysis.generation.generated import Generated
 from analysis.generation.results import ParseOutcome
 from analysis.generation.shown_text import hold_open_reasoning, unshown_from, with_rest
+from analysis.messages.deviations import DEVIATION_TAGS
 from analysis.messages.hooks import DROP, OutputHooks
 from analysis.messages.mapper import (
     VALUE_READINGS,
@@ -76,6 +77,10 @@ _PRODUCTIVE_RUN = 256
 _STRING_VALUES = tuple(tag for tag, reading in VALUE_READINGS.items() if reading.streamed is Streamed.ESCAPED)
 
 
+#: captures that only wrap others (a deviation marks a reading, it holds no field of its own)
+_WRAPPERS = frozenset({TOOL_ARG, REASONING_BLOCK, CALLS_HELD, *DEVIATION_TAGS})
+
+
 def _frontier_tag(
     nodes: tuple[TagNode, ...], end: int, hooks: OutputHooks
 ) -> tuple[TagNode | None, TagNode | None, str]:
@@ -101,7 +106,7 @@ def _frontier_tag(
             found, field_name = last, hooks.route(call, False).field
         elif last.name == TOOL or last.name in hooks.message_tags:
             call = last
-        elif last.name not in (TOOL_ARG, REASONING_BLOCK, CALLS_HELD):
+        elif last.name not in _WRAPPERS:
             return None, None, ""  # a name or an id is being written: nothing to append to
         nodes = last.children
     return found, call, field_name

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from analysis._lazy import lazy_getattr
 
 if TYPE_CHECKING:
+    from analysis.messages.deviations import Deviation, DeviationKind
     from analysis.messages.hooks import OutputHooks, Route
     from analysis.messages.mapper import (
         Delta,
@@ -31,6 +32,20 @@ _EXPORTS = {
     "OutputHooks": "hooks",
     "Route": "hooks",
     "generated_call_id": "mapper",
+    "Deviation": "deviations",
+    "DeviationKind": "deviations",
 }
-__all__ = ["Delta", "Message", "OutputHooks", "Route", "ToolCall", "accumulate", "generated_call_id", "map_result", "message_deltas"]
+__all__ = [
+    "Delta",
+    "Deviation",
+    "DeviationKind",
+    "Message",
+    "OutputHooks",
+    "Route",
+    "ToolCall",
+    "accumulate",
+    "generated_call_id",
+    "map_result",
+    "message_deltas",
+]
 __getattr__ = lazy_getattr(__name__, _EXPORTS)

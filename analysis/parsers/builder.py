@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from analysis.messages import tags
+from analysis.messages.deviations import DeviationKind, deviation
 from analysis.parsers.calls import CallsBuilder, calls_part, trigger_marker
 from analysis.parsers.json_calls import bare_json_call_starts
 from analysis.parsers.pieces import ending, output_end_markers, text_to_end, text_until, turn_end_markers
@@ -153,7 +154,7 @@ def build_parser(
         exact_tail = closers + (p.optional(text_until((), stops)) + ending(ends) if content_after else ending(ends))
         if (trigger or json_starts or calls_builder is not None) and not for_grammar and not content_after:
             # text after the calls is content
-            tail = closers + p.choice(ending(ends), text_to_end(stops))
+            tail = closers + p.choice(ending(ends), deviation(DeviationKind.TEXT_AFTER_CALLS, text_until((), stops)) + ending(stops))
         else:
             tail = closers + ending(ends)
         if trigger:
@@ -174,7 +175,7 @@ def build_parser(
                     # calls looks ahead only that far, and the look-ahead never nests
                     # one per call, which ran out of stack after a few hundred calls)
                     block = p.rule("call-block", tool_calls)
-                    between = text_until(starts, stops, then=block)
+                    between = deviation(DeviationKind.TEXT_BETWEEN_CALLS, text_until(starts, stops, then=block))
                     rest.body = block + p.zero_or_more(closers + between + block) + tail
                 with_calls = _content_until(analysis, *starts, stops=stops, then=rest) + rest
         elif json_starts:

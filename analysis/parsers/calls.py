@@ -7,8 +7,9 @@ from __future__ import annotations
 from typing import Protocol
 
 from analysis.messages import tags
+from analysis.messages.deviations import DeviationKind, deviation
 from analysis.parsers.json_calls import PYTHON_TAG, bare_json_call_starts, json_native_call
-from analysis.parsers.pieces import marker, turn_end_markers
+from analysis.parsers.pieces import marker, markup, turn_end_markers
 from analysis.parsers.repair import bare_call_start, or_left_out, section_closer
 from analysis.parsers.request import ChatRequest
 from analysis.parsers.schemas import ANY_TOOL, tool_functions
@@ -67,7 +68,7 @@ def calls_part(analysis: TemplateAnalysis, request: ChatRequest, for_grammar: bo
         else:  # the call includes its markers (a streamed call is shown once they open it)
             one = tags.tool(opener + call + p.space() + closer) + trail
             if not for_grammar and bare_call_start(analysis):  # "<function=…>" without its "<tool_call>"
-                one = p.choice(one, tags.tool(call + p.space() + p.optional(closer)))
+                one = p.choice(one, deviation(DeviationKind.CALL_WITHOUT_WRAPPER, tags.tool(call + p.space() + p.optional(closer))))
         calls = (p.one_or_more(one) if many else one) if for_grammar else p.one_or_more(p.space() + one)
     elif not for_grammar and bare_json_call_starts(analysis):  # Llama 3 models join calls with ";" too
         calls = p.one_or_more(unit + p.space() + p.optional(p.literal(";") + p.space()))
@@ -106,16 +107,28 @@ def _after_a_call(analysis: TemplateAnalysis, after_calls: Parser, next_call: Pa
     per_call, name_prefix = strip_ws(fmt.per_call_start), strip_ws(fn.name_prefix)
     call_start = per_call or name_prefix
     section_start, section_end = strip_ws(fmt.section_start), strip_ws(fmt.section_end)
-    after_section = p.choice(p.peek(p.literal(section_start)), after_calls) if section_start else after_calls
+    markers = [m for m in (strip_ws(m) for f, m in analysis.marker_fields().items() if f.startswith("tools.")) if markup(m)]
+    next_sections = [p.peek(p.literal(section_start))]
+    if next_call is not None and section_start:
+        # (a deviation: text between two sections, holding none of the format's markers, then the next section's call, whole)
+        opener = p.literal(per_call) + p.space() if per_call else p.eps()
+        between_sections = p.until(*dict.fromkeys([section_start, *markers])) + p.literal(section_start) + p.space() + opener + next_call
+        next_sections.append(p.peek(between_sections))
+    after_section = p.choice(next_sections[0], after_calls, *next_sections[1:]) if section_start else after_calls
     tail = p.literal(section_end) + p.space() + after_section if section_end else after_calls
     close = p.literal(strip_ws(fmt.per_call_end)) + p.space() if strip_ws(fmt.per_call_end) else p.eps()
     if next_call is not None:  # (the next call, its markers and all: a call's closer left out ends where the rest of it does)
         opener = p.literal(per_call) + p.space() if per_call else p.eps()
         closer = or_left_out(strip_ws(fmt.per_call_end), (per_call, section_end, *stops), False) if per_call or strip_ws(fmt.per_call_end) else p.eps()
         head = opener + next_call + p.space() + closer
+        # (a deviation: text between two calls, holding none of the format's
+        # markers, then the next call, whole: a value that quotes its closers
+        # and more markers after them is the value's text)
+        between = p.until(*dict.fromkeys([call_start, *markers])) + head if call_start else None
     else:
         head = p.literal(call_start) + (p.space() + p.literal(name_prefix) if per_call and name_prefix else p.eps())
-    ahead = p.choice(p.peek(head), tail) if call_start else tail
+        between = None
+    ahead = p.choice(p.peek(head), tail, *([p.peek(between)] if between is not None else [])) if call_start else tail
     return p.space() + close + ahead
 
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from analysis.parsers.pieces import call_closers, followed_by
+from analysis.messages.deviations import DeviationKind, deviation
+from analysis.parsers.pieces import call_closers
 from analysis.phases.result import (
     TemplateAnalysis,
     ToolFormat,
@@ -22,18 +23,20 @@ def stray_closers(analysis: TemplateAnalysis) -> Parser:
     closers = call_closers(analysis.tools.format)
     if not closers:
         return p.eps()
-    return p.zero_or_more(p.space() + p.choice(*(p.literal(c) for c in closers)))
+    return p.optional(deviation(DeviationKind.CLOSER_REPEATED, p.one_or_more(p.space() + p.choice(*(p.literal(c) for c in closers)))))
 
 
 def or_left_out(closer: str, nexts: Sequence[str], for_grammar: bool) -> Parser:
-    """``closer``; when parsing, also nothing where one of ``nexts`` follows (a
-    model left the closer out: the next call's opener or the turn's end marker
-    ends what it closes)."""
+    """``closer``; when parsing, also nothing where one of ``nexts`` or the
+    output's end follows (a model left the closer out: the next call's opener,
+    the turn's end marker or the output's end ends what it closes)."""
     exact = p.literal(closer)
     follows = [n for n in dict.fromkeys(nexts) if n and n != closer]
     if for_grammar or not closer or not follows:
         return exact
-    return p.choice(exact, followed_by(follows))
+    # (or the output's end: a call complete but for its closer is a call, the closer noted as left out)
+    ends = p.peek(p.space() + p.choice(*(p.literal(n) for n in follows), p.end()))
+    return p.choice(exact, deviation(DeviationKind.CALL_CLOSER_LEFT_OUT, ends))
 
 
 def section_closer(closer: str, for_grammar: bool) -> Parser:
@@ -41,7 +44,7 @@ def section_closer(closer: str, for_grammar: bool) -> Parser:
     out or broken, ``</tool_cal<garbage>``): each call in the section that reads
     is a call, and what follows the last one is text, not the whole section."""
     exact = p.literal(closer)
-    return exact if for_grammar or not closer else p.optional(exact)
+    return exact if for_grammar or not closer else p.choice(exact, deviation(DeviationKind.SECTION_CLOSER_LEFT_OUT, p.eps()))
 
 
 def bare_call_start(analysis: TemplateAnalysis) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from analysis.messages.deviations import DeviationKind, deviation
 from analysis.messages.tags import (
     TOOL_ARG,
     TOOL_ARG_NAME,
@@ -52,9 +53,9 @@ def read_tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any], af
     names = sorted((str(n) for n in properties), key=lambda n: -len(n))  # longest first
     # the next argument's opener ("<parameter=days>"), where it is markup: a value
     # whose closer was left out ends there
-    openers = (
-        [name_prefix + n + strip_ws(a.name_suffix) for n in names] if markup(name_prefix) and strip_ws(a.name_suffix) else []
-    )
+    # (where the name's closer is the value's opener, MiniMax's <parameter name="days">, that ends it)
+    name_closer = strip_ws(a.name_suffix) or strip_ws(a.value_prefix)
+    openers = [name_prefix + n + name_closer for n in names] if markup(name_prefix) and name_closer else []
     closer = value_end or name_prefix
     # the markers that close the call around the function (</tool_call>): where the
     # function's own close is left out too, a value ends there
@@ -72,27 +73,38 @@ def read_tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any], af
     # what may follow a typed value: its closer, or (left out) what comes after one
     typed_ends = [closer, *openers, function_close, *call_ends] if value_end else [name_prefix, strip_ws(analysis.tools.function.close), *openers, *call_ends]
     value_open = p.optional(exact_marker(a.value_prefix)) if strip_ws(a.value_prefix) else exact_marker(a.value_prefix)
-    # exact first: the value ends at its closer, from which the call reads on; only
-    # where none does, at a repair (its closer left out: the next argument, the call's close)
+    # exact first: the value ends at its closer, from which the call reads on, or
+    # at another declared argument's opener (its closer left out: a value holding
+    # "<parameter=state>" of its function's own is no person's reading), whichever
+    # comes first; only where none does, at a repair (the call's close)
     after = _after_a_value(analysis, call_ends)
-    string_value = p.tag(TOOL_ARG_STRING, p.until(*exact_ends, then=after, repairs=repairs, repair_then=after))
-    if after_call is not None:  # (the whole output's reading first: see the docstring)
-        to_end = _after_a_value_to_end(analysis, after_call)
-        string_value = whole_reading_first(exact_ends, to_end, string_value, lambda until: p.tag(TOOL_ARG_STRING, until))
-    if name_prefix.startswith("<"):
-        # XML's escape for text with markup in it: <![CDATA[a <b> & c]]> is the text inside (MiniCPM5);
-        # once the opener is seen the branch cannot fail (a missing "]]>" ends at the value's end)
-        # (exact reading: the section ends at a "]]>" from which the call reads on; only
-        # where none does, at a closer from which it does: the "]]>" left out)
-        inside = p.until(CDATA_CLOSE, then=p.literal(CDATA_CLOSE) + after, repairs=string_ends, repair_then=after)
-        cdata = p.literal(CDATA_OPEN) + p.tag(TOOL_ARG_STRING, inside) + p.optional(p.literal(CDATA_CLOSE))
-        string_value = p.choice(cdata, string_value)
+    to_end = _after_a_value_to_end(analysis, after_call) if after_call is not None else None
+
+    def string_value(own: str) -> Parser:
+        """A string value of the argument ``own`` (its own opener is no other argument's)."""
+        others = [o for o, n in zip(openers, names, strict=False) if n != own]  # (openers: one per name, or none)
+        # (the whitespace the template writes around the closer left out is no part of the value)
+        ends = exact_ends + [gap + o for o in others for gap in _GAPS]
+        value = p.tag(TOOL_ARG_STRING, p.until(*ends, then=after, repairs=[r for r in repairs if r not in others], repair_then=after))
+        if to_end is not None:  # (the whole output's reading first: see the docstring)
+            whole = p.choice(to_end, p.peek(_next_argument(a))) if others else to_end  # (_next_argument: whitespace first)
+            value = whole_reading_first(ends, whole, value, lambda until: p.tag(TOOL_ARG_STRING, until))
+        if name_prefix.startswith("<"):
+            # XML's escape for text with markup in it: <![CDATA[a <b> & c]]> is the text inside (MiniCPM5);
+            # once the opener is seen the branch cannot fail (a missing "]]>" ends at the value's end)
+            # (exact reading: the section ends at a "]]>" from which the call reads on; only
+            # where none does, at a closer from which it does: the "]]>" left out)
+            inside = p.until(CDATA_CLOSE, then=p.literal(CDATA_CLOSE) + after, repairs=string_ends, repair_then=after)
+            cdata = p.literal(CDATA_OPEN) + p.tag(TOOL_ARG_STRING, inside) + p.optional(p.literal(CDATA_CLOSE))
+            value = p.choice(cdata, value)
+        return value
+
     # the string keeps its leading whitespace after the last marker before it
     # (GLM writes "</arg_key>\n<arg_value>": the newline belongs to no value)
     # a name's closer left out ends where the value's opener follows (GLM's "<arg_key>unit\n<arg_value>")
     value_opener = strip_ws(a.value_prefix)
     name_close = _name_close(a)
-    string_body = (name_close if value_opener else exact_marker(a.name_suffix)) + value_open + string_value
+    string_head = name_close if value_opener else exact_marker(a.name_suffix)
     typed_head = name_close + (p.optional(marker(a.value_prefix)) if value_opener else marker(a.value_prefix))
     typed_end = followed_by(typed_ends)
 
@@ -103,11 +115,17 @@ def read_tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any], af
     def argument(name: str, arg_schema: Any) -> Parser:
         spelled = p.literal(name) if name else p.chars(NAME_CHARS, 1, UNBOUNDED)
         head = marker(a.name_prefix) + p.tag(TOOL_ARG_NAME, spelled + name_end)
+        string_body = string_head + value_open + string_value(name)
         if is_only_string(arg_schema):
             body = string_body
         else:
             body = p.choice(typed_head + typed_value(arg_schema, f"{function['name']}-{name or 'extra'}", typed_end), string_body)
-        return p.tag(TOOL_ARG, head + body + p.optional(marker(a.value_suffix))) + p.space()
+        return p.tag(TOOL_ARG, head + body + value_close) + p.space()
+
+    # (a value's closer left out: a deviation, noted where the value ends without it)
+    # (never at the output's end: a value the output ends in was cut short)
+    left_out = deviation(DeviationKind.VALUE_CLOSER_LEFT_OUT, p.negate(p.space() + p.end()))
+    value_close = p.choice(marker(a.value_suffix), left_out) if value_end else p.eps()
 
     options = [argument(n, properties[n]) for n in names]
     options.append(argument("", {}))  # a name not in the schema: kept (the schema check reports it)

@@ -326,16 +326,28 @@ def test_a_missing_value_closer_ends_at_the_next_argument() -> None:
     assert read(GLM, output)["tool_calls"] == [call(city="Paris", days=3)]
 
 
-def test_an_argument_opener_inside_a_value_whose_closer_reads_is_the_values_text() -> None:
-    """Exact first: where the value's own closer ends it and the call reads on,
-    a name's opener before it is the value's text (a coding agent's value that
-    quotes the format), never a repair (a closer left out)."""
-    value = "Paris\n<parameter=days>\n3"
+def test_another_declared_arguments_opener_inside_a_value_ends_it() -> None:
+    """The plausible reading (issue 43): a value holding the opener of another
+    argument its function declares, followed by that argument's value, is two
+    arguments, the first one's closer left out (a deviation, noted), even
+    where a closer later in the output would make one value of it all (before:
+    one value, ``Paris\n<parameter=days>\n3``: a correct closer later made
+    the answer worse).  The argument's own opener stays its text (a key
+    given twice is no reading)."""
+    output = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>"
+    assert read(CODER, output)["tool_calls"] == [call(city="Paris", days=3)]
+    assert [d.kind.value for d in zoo_generated(CODER).parse(output).deviations] == ["value-closer-left-out"]
+    output = "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris\n<arg_key>days</arg_key>\n<arg_value>3</arg_value>\n</tool_call>"
+    assert read(GLM, output)["tool_calls"] == [call(city="Paris", days=3)]
+    value = "Paris\n<parameter=city>\nLyon"
     output = f"<tool_call>\n<function=get_weather>\n<parameter=city>\n{value}\n</parameter>\n</function>\n</tool_call>"
     assert read(CODER, output)["tool_calls"] == [call(city=value)]
-    value = "Paris\n<arg_key>days</arg_key>\n<arg_value>3"
-    output = f"<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>{value}</arg_value>\n</tool_call>"
-    assert read(GLM, output)["tool_calls"] == [call(city=value)]
+
+
+def test_closers_quoted_inside_a_value_are_its_text() -> None:
+    """Exact first: where the value's own closer ends it and the call reads on,
+    the closers it quotes are its text (a coding agent's value that quotes the
+    format), never a repair."""
     # a value quoting the function's and the call's closers
     for quoted in ("print('</function>')", "print('</tool_call>')", "a </parameter> b"):
         output = f"<tool_call>\n<function=get_weather>\n<parameter=city>\n{quoted}\n</parameter>\n</function>\n</tool_call>"
