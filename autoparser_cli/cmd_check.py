@@ -30,6 +30,9 @@ def check(
     ),
     lint: bool = typer.Option(False, "--lint", help="Lint each template too (as `autoparser lint`): an error finding fails its TEMPLATE:RULE test."),
     ignore: list[str] | None = typer.Option(None, "--ignore", metavar="RULE", help="With --lint: do not run this rule (repeatable)."),
+    engine_names: list[str] | None = typer.Option(
+        None, "--engine", metavar="NAME", help="With --lint: an engine the templates are served with (repeatable; as lint's --engine)."
+    ),
 ) -> None:
     """Check template collections and expected-parse case files (for CI).
 
@@ -61,6 +64,7 @@ def check(
         round_trip=round_trip,
         lint=lint,
         lint_ignore=tuple(ignore or ()),
+        **({"lint_engines": tuple(engine_names)} if engine_names else {}),
     )
     run = run_check(options, lambda total, label: progress_bar(total, label, enabled=not as_json))
     report, checks, drifted, known = run.report, list(run.checks), run.drifted, run.known

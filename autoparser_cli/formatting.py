@@ -533,7 +533,8 @@ def check_details(
                     test = f"{check.name}:{finding.rule}"
                     note = f" (known failure: {known[test]})" if test in known else ""
                     style = "yellow" if note or finding.severity.value == "warning" else "red"
-                    lines.append((f"lint {finding.severity.value} {finding.rule}{note}: {finding.message}", style))
+                    at = "" if finding.where is None else f" (line {finding.where})"
+                    lines.append((f"lint {finding.severity.value} {finding.rule}{at}{note}: {finding.message}", style))
         if lines:
             out.append(Text(terminal_safe(check.name), style="bold"))
             out.extend(Text("  " + terminal_safe(text), style=style) for text, style in lines)
@@ -601,11 +602,12 @@ def lint_table(report: LintReport) -> Table:
     counts = report.counts()
     title = f"Lint of {one_line_safe(report.template_name)}: {counts['error']} errors, {counts['warning']} warnings, {counts['info']} info"
     table = Table(title=Text(title), title_justify="left")
-    for column in ("severity", "rule", "finding"):
-        table.add_column(column, overflow="fold")
+    for column in ("severity", "rule", "line", "finding"):
+        table.add_column(column, overflow="fold", justify="right" if column == "line" else "left")
     for finding in report.findings:
         severity = finding.severity.value
-        table.add_row(Text(severity, style=_SEVERITY_STYLE[severity]), Text(finding.rule), Text(terminal_safe(finding.message)))
+        line = "" if finding.where is None else str(finding.where)
+        table.add_row(Text(severity, style=_SEVERITY_STYLE[severity]), Text(finding.rule), Text(line), Text(terminal_safe(finding.message)))
     return table
 
 
@@ -616,7 +618,8 @@ def lint_evidence(report: LintReport, width: int = 100) -> list[Text]:
     for finding in report.findings:
         if not finding.evidence:
             continue
-        out.append(Text(f"{finding.severity.value} {finding.rule}: {terminal_safe(finding.message)}", style=_SEVERITY_STYLE[finding.severity.value]))
+        at = "" if finding.where is None else f" (line {finding.where})"
+        out.append(Text(f"{finding.severity.value} {finding.rule}{at}: {terminal_safe(finding.message)}", style=_SEVERITY_STYLE[finding.severity.value]))
         for evidence in finding.evidence:
             label = f"  {evidence.label}: "
             line, caret = evidence.window(max(40, width - len(label)))

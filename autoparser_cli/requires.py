@@ -23,6 +23,7 @@ REQUIRES: dict[str, tuple[tuple[str, str, str], ...]] = {
     # (check's --update-lock without --lock is the library's to refuse: its message names the setting)
     "check": (
         ("ignore", "lint", "the lint rules not to run"),
+        ("engine_names", "lint", "the engines lint's errors are for"),
         ("templates", "cases", "the folder of the cases' templates"),
         ("case_ids", "cases", "the cases to run"),
     ),

@@ -28,7 +28,7 @@ from analysis.export.hf_reading import check_loadable, transformers_missing
 from analysis.export.tokenizer_config import read_response_template
 from analysis.generation.analysis_cache import cached_analysis
 from analysis.generation.generator import AutoParser
-from analysis.lint import LintReport, lint_template
+from analysis.lint import DEFAULT_ENGINES, LintReport, lint_template
 from analysis.phases.result import TemplateAnalysis
 from analysis.probing.caps import chat_template_problem
 from analysis.template.loading import load_template
@@ -99,7 +99,7 @@ class TemplateCheck:
         return self.status != CheckStatus.FAILED
 
 
-def _check_one(item: tuple[Path, str, bool, str | None, tuple[str, ...] | None]) -> TemplateCheck:
+def _check_one(item: tuple[Path, str, bool, str | None, tuple[str, ...] | None, tuple[str, ...]]) -> TemplateCheck:
     return check_template(*item)
 
 
@@ -109,12 +109,14 @@ def check_templates(
     jobs: int = 1,
     progress: Callable[[], None] | None = None,
     lint_ignore: tuple[str, ...] | None = None,
+    lint_engines: tuple[str, ...] = DEFAULT_ENGINES,
 ) -> list[TemplateCheck]:
     """``check_template`` over many templates (``(path, name)``, or ``(path,
     name, variant)``), in ``jobs`` processes (each with its own render
     worker); results in the order given.  With ``lint_ignore`` (a tuple, maybe
-    empty), each template is linted too, but for those rules."""
-    items = [(entry[0], entry[1], round_trip, entry[2] if len(entry) > 2 else None, lint_ignore) for entry in named]
+    empty), each template is linted too, but for those rules, its errors
+    those of ``lint_engines``."""
+    items = [(entry[0], entry[1], round_trip, entry[2] if len(entry) > 2 else None, lint_ignore, lint_engines) for entry in named]
     if jobs <= 1 or len(items) <= 1:
         results = []
         for item in items:
@@ -170,19 +172,32 @@ def _stop(pool: ProcessPoolExecutor) -> None:
 
 
 def check_template(
-    path: Path, name: str, round_trip: bool = True, variant: str | None = None, lint_ignore: tuple[str, ...] | None = None
+    path: Path,
+    name: str,
+    round_trip: bool = True,
+    variant: str | None = None,
+    lint_ignore: tuple[str, ...] | None = None,
+    lint_engines: tuple[str, ...] = DEFAULT_ENGINES,
 ) -> TemplateCheck:
     """Load and analyse one template (a named ``variant`` of its source), then
     (unless ``round_trip`` is off) check that its own renderings parse back: a
     probe that does not fails the template.  With ``lint_ignore`` (a tuple,
     maybe empty), lint it too, but for those rules: lint's findings are
-    reported, not a status (the run decides what fails)."""
+    reported, not a status (the run decides what fails), its errors those
+    of ``lint_engines``."""
     start = time.monotonic()
-    result = _check_template(path, name, round_trip, variant, lint_ignore)
+    result = _check_template(path, name, round_trip, variant, lint_ignore, lint_engines)
     return replace(result, seconds=time.monotonic() - start)
 
 
-def _check_template(path: Path, name: str, round_trip: bool, variant: str | None = None, lint_ignore: tuple[str, ...] | None = None) -> TemplateCheck:
+def _check_template(
+    path: Path,
+    name: str,
+    round_trip: bool,
+    variant: str | None = None,
+    lint_ignore: tuple[str, ...] | None = None,
+    lint_engines: tuple[str, ...] = DEFAULT_ENGINES,
+) -> TemplateCheck:
     readings: tuple[ProbeReading, ...] = ()
     try:
         template = ChatTemplate(load_template(path, variant), clock=FROZEN_CLOCK)
@@ -204,7 +219,7 @@ def _check_template(path: Path, name: str, round_trip: bool, variant: str | None
                 return TemplateCheck(path, name, CheckStatus.FAILED, f"the model folder's response_template cannot be checked: {missing}", analysis)
             check_loadable(spec)
             readings = compare_readings(parser, spec, trips)
-        linted = lint_template(template, lint_ignore, analysis) if lint_ignore is not None else None
+        linted = lint_template(template, lint_ignore, analysis, lint_engines) if lint_ignore is not None else None
     except AutoparserError as exc:
         return TemplateCheck(path, name, CheckStatus.FAILED, str(exc))
     except RecursionError:

@@ -23,7 +23,7 @@ from analysis.checks.lock import lock_differences, lock_entry, lock_text, read_l
 from analysis.checks.report import CheckReport
 from analysis.checks.round_trip import ProbeStatus
 from analysis.errors import InputError
-from analysis.lint import RULE_IDS, check_rule_ids
+from analysis.lint import DEFAULT_ENGINES, RULE_IDS, check_engines, check_rule_ids
 from analysis.userio import ensure_writable, write_atomic
 
 #: ``progress(total, label)``: a context whose value is called once per item done
@@ -49,6 +49,8 @@ class CheckOptions:
     lint: bool = False
     #: the lint rules not to run (``--ignore``)
     lint_ignore: tuple[str, ...] = ()
+    #: the engines lint's errors are for (``--engine``; analysis.lint.engines)
+    lint_engines: tuple[str, ...] = DEFAULT_ENGINES
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,7 @@ def run_check(options: CheckOptions, progress: Progress = _no_progress) -> Check
     locked_before = read_lock(options.lock) if options.lock is not None and not options.update_lock else None
     known = read_known_failures(options.known_failures) if options.known_failures is not None else {}
     lint_ignore = check_rule_ids(options.lint_ignore) if options.lint else None
+    lint_engines = tuple(e.name for e in check_engines(options.lint_engines))
     report = CheckReport(known_failures=known)
     if not options.paths and options.cases is None:
         raise InputError("nothing to check: give template files or folders (`paths`), or a case file (`cases`)", ("paths", "cases"))
@@ -97,7 +100,8 @@ def run_check(options: CheckOptions, progress: Progress = _no_progress) -> Check
         found = [p for p in found if options.pattern in names[p]]
     entries = with_variants([(p, names[p]) for p in found])  # every named template of a config or GGUF
     with progress(len(entries), "analysing templates") as advance:
-        checks = check_templates(entries, options.round_trip, options.jobs or os.cpu_count() or 1, progress=advance, lint_ignore=lint_ignore)
+        jobs = options.jobs or os.cpu_count() or 1
+        checks = check_templates(entries, options.round_trip, jobs, progress=advance, lint_ignore=lint_ignore, lint_engines=lint_engines)
     report.templates = len(checks)
     for result in checks:
         report.add_template(result)

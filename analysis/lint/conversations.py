@@ -89,6 +89,8 @@ class Renderer:
         #: the messages every conversation starts with (a system turn, where the template demands one)
         self.base = list(base)
         self._renders = RenderMemo(template, trace=True)
+        #: every request rendered so far, by its key (what a fix is proven on)
+        self.requests: dict[str, RenderRequest] = {}
 
     @classmethod
     def starting(cls, template: ChatTemplate) -> Renderer:
@@ -108,6 +110,7 @@ class Renderer:
     ) -> Render:
         """Render ``base + messages`` (memoized)."""
         request = RenderRequest([*self.base, *messages], tools=tools, add_generation_prompt=generation_prompt, extra=dict(extra or {}))
+        self.requests.setdefault(RenderMemo.key(request), request)
         attempt = self._renders.attempt(request)
         error = attempt.error
         message = "" if error is None else getattr(error, "template_message", None) or error.detail

@@ -92,13 +92,13 @@ def check_rule_ids(ids: Iterable[str]) -> tuple[str, ...]:
 
 def for_engines(finding: Finding, linted: Sequence[str]) -> Finding:
     """``finding`` with the engines it breaks filled in (every engine that
-    renders the template, unless the rule named some), and kept an error only
-    when one of the ``linted`` engines is among them: otherwise info, saying
-    which engines it would break.  An error that breaks some of the linted
-    engines only names them."""
+    renders the template, unless the rule named some), and kept an error (or
+    a warning) only when one of the ``linted`` engines is among them:
+    otherwise info, saying which engines it would break.  An error or warning
+    that breaks some of the linted engines only names them."""
     broken = engines.rendering() if finding.engines is None else finding.engines
     finding = replace(finding, engines=broken)
-    if finding.severity is not Severity.ERROR:
+    if finding.severity is Severity.INFO:
         return finding
     hit = [name for name in linted if name in broken]
     if not hit:
@@ -126,6 +126,17 @@ def lint_template(
     engine that renders the template).  ``analysis`` (the template's, computed
     when not given) supplies the capabilities and reasoning markers.  A
     sandbox limit raises (the template cannot be linted)."""
+    return lint_renders(template, ignore, analysis, engine_names)[0]
+
+
+def lint_renders(
+    template: ChatTemplate,
+    ignore: Iterable[str] = (),
+    analysis: TemplateAnalysis | None = None,
+    engine_names: Iterable[str] = engines.DEFAULT_ENGINES,
+) -> tuple[LintReport, Renderer]:
+    """:func:`lint_template`, and the renderer whose renders the rules read
+    (every conversation rendered: what a fix is proven on)."""
     linted = tuple(e.name for e in engines.check_engines(engine_names))
     ignored = check_rule_ids(ignore)
     if analysis is None:
@@ -133,7 +144,8 @@ def lint_template(
     loaded = template.loaded
     found = (analysis.reasoning.start, analysis.reasoning.end)
     markers = found if all(m.strip() for m in found) else COMMON_REASONING_MARKERS
-    context = LintContext(Renderer.starting(template), analysis.caps, loaded.bos_token, loaded.add_bos_token, markers)
+    renderer = Renderer.starting(template)
+    context = LintContext(renderer, analysis.caps, loaded.bos_token, loaded.add_bos_token, markers)
     findings: list[Finding] = []
     skipped: dict[str, str] = {}
     for rule in RULES:
@@ -146,4 +158,4 @@ def lint_template(
         findings.extend(for_engines(finding, linted) for finding in rule.run(context))
     order = {rule_id: i for i, rule_id in enumerate(RULE_IDS)}
     findings.sort(key=lambda f: (f.severity.rank, order[f.rule]))
-    return LintReport(template.name, tuple(findings), ignored, skipped, linted)
+    return LintReport(template.name, tuple(findings), ignored, skipped, linted), renderer

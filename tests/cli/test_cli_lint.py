@@ -66,8 +66,11 @@ def test_check_lint_fails_a_template_rule_and_the_known_failures_file_lists_it(t
     junit = tmp_path / "check.xml"
     result = run_cli("check", str(LINT / "raises_defect.jinja"), str(LINT / "raises_fixed.jinja"), "--lint", "--junit", str(junit), "-j", "1")
     assert result.exit_code == 1, result.output
-    assert "lint error raises: null-content-with-calls" in result.stdout
+    assert "lint error raises (line 23): null-content-with-calls" in result.stdout
     assert "2 templates, 0 cases, 22 lint checks: 23 passed, 1 failed" in result.stdout
+    # (the error is transformers': the engines that send "" for content null pass)
+    served = run_cli("check", str(LINT / "raises_defect.jinja"), "--lint", "--engine", "vllm", "--engine", "sglang", "-j", "1")
+    assert served.exit_code == 0, served.output
     suites = {s.get("name"): s for s in ET.parse(junit).getroot()}
     assert suites["lints"].get("failures") == "1"
     failed = [c.get("name") for c in suites["lints"] if c.find("failure") is not None]
@@ -110,3 +113,61 @@ def test_all_variants_lints_each_variant_of_a_source(tmp_path: Path) -> None:
     assert every.exit_code == 1 and reports[1]["counts"]["error"] == 1
     both = assert_clean_error(run_cli("lint", str(config), "--all-variants", "--variant", "default"))
     assert "--all-variants" in both
+
+
+def test_engine_decides_what_is_an_error_and_an_unknown_one_is_one_line() -> None:
+    defect = str(LINT / "raises_defect.jinja")
+    everyone = run_cli("lint", defect, "--json")
+    assert everyone.exit_code == 1
+    (error,) = [f for f in json.loads(everyone.stdout)[0]["findings"] if f["severity"] == "error"]
+    assert error["engines"] == ["transformers"] and error["line"] == 23
+    assert run_cli("lint", defect, "--engine", "vllm").exit_code == 0
+    err = assert_clean_error(run_cli("lint", defect, "--engine", "tgi"))
+    assert "no engine 'tgi'" in err and "llama.cpp" in err
+    assert "--engine needs --lint" in assert_clean_error(run_cli("check", defect, "--engine", "vllm"))
+
+
+def test_text_output_names_each_findings_line() -> None:
+    result = run_cli("lint", str(LINT / "history_prefix_defect.jinja"), width=160)
+    assert "error history-prefix (line 29): history is not a prefix" in result.stdout
+    assert "│   29 │" in result.stdout  # (the table's line column)
+
+
+def test_format_sarif_prints_one_log_for_every_source() -> None:
+    result = run_cli("lint", str(LINT / "raises_defect.jinja"), str(LINT / "call_ids_defect.jinja"), "--format", "sarif")
+    assert result.exit_code == 1
+    log = json.loads(result.stdout)
+    assert log["version"] == "2.1.0"
+    uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in log["runs"][0]["results"]}
+    assert uris == {"templates/tests/lint/raises_defect.jinja", "templates/tests/lint/call_ids_defect.jinja"}
+    assert "give --json or --format sarif" in assert_clean_error(run_cli("lint", "--json", "--format", "sarif"))
+    assert "--format must be one of text, json, sarif" in assert_clean_error(run_cli("lint", "--format", "xml"))
+
+
+def test_diff_shows_and_fix_applies_a_proven_fix(tmp_path: Path) -> None:
+    path = tmp_path / "args.jinja"
+    path.write_text((LINT / "arguments_double_encoded_defect.jinja").read_text())
+    before = path.read_text()
+    diff = run_cli("lint", str(path), "--diff")
+    assert diff.exit_code == 0, diff.output
+    assert "-" + "{{- '<tool_call>{'" in diff.stdout and "(call.function.arguments if call.function.arguments is string else" in diff.stdout
+    assert path.read_text() == before  # (--diff writes nothing)
+    fixed = run_cli("lint", str(path), "--fix")
+    assert fixed.exit_code == 0 and "arguments-double-encoded: fixed" in fixed.stderr
+    assert path.read_text() != before and "is string else call.function.arguments | tojson" in path.read_text()
+    again = run_cli("lint", str(path), "--fix")
+    assert "no finding with a mechanical fix" in again.stderr and again.exit_code == 0
+
+
+def test_a_fix_re_rendering_does_not_prove_is_not_applied(tmp_path: Path) -> None:
+    """BOS kept in a variable written twice: taking it from the line that
+    sets it changes more than the first BOS, so the fix is not applied."""
+    source = (LINT / "double_bos_defect" / "tokenizer_config.json").read_text()
+    config = json.loads(source)
+    config["chat_template"] = "{%- set b = bos_token -%}{{- b -}}{{- b -}}\n" + config["chat_template"].replace("{{- bos_token -}}", "")
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "tokenizer_config.json").write_text(json.dumps(config))
+    result = run_cli("lint", str(folder), "--diff")
+    assert result.exit_code == 1 and result.stdout == ""
+    assert "double-bos: not fixed: a render the fix should not change changed" in result.stderr
