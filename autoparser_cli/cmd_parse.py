@@ -68,6 +68,7 @@ def parse(
     import json
 
     from analysis.generation import auto_parser, review_parse
+    from analysis.messages import DeviationKind
     from analysis.template import load_template
     from autoparser_cli.formatting import hint_text
 
@@ -110,6 +111,9 @@ def parse(
         for panel in message_panels(outcome.message):
             console().print(panel)
     review = review_parse(generated, text, outcome, partial)
+    for deviation in outcome.deviations:  # (a cut is the warning below)
+        if deviation.kind is not DeviationKind.CUT_SHORT:
+            note(f"the output deviates from the template's form: {deviation.describe()}")
     for problem in review.call_problems:
         note(str(problem), "warning")
     for unchecked in review.schema_notes:

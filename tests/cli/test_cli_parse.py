@@ -213,3 +213,21 @@ def test_a_type_json_schema_does_not_know_is_not_checked_and_says_so(tmp_path: P
     out.write_text("<tool_call>\n<function=get_weather>\n<parameter=unit>\n7\n</parameter>\n</function>\n</tool_call>")
     wrong = run_cli("parse", "--template", str(TAGGED), "--tools", str(tools), str(out), "--json")  # the known types are still checked
     assert wrong.exit_code == 1 and "'city' is a required property" in wrong.stderr
+
+
+def test_parse_notes_each_deviation_and_exits_0_but_a_cut_exits_1(files: dict[str, Path], tmp_path: Path) -> None:
+    """Issue 43: every deviation the reading used is a note with its place; a cut is an error."""
+    call = "<tool_call>\n<function=get_weather>\n<parameter=city>\n{}\n</parameter>\n</function>\n</tool_call>"
+    between = tmp_path / "between.txt"
+    text = call.format("Paris") + "\nAnd Lyon.\n" + call.format("Lyon")
+    between.write_text(text)
+    result = run_cli("parse", "--template", str(TAGGED), "--tools", str(files["tools"]), "--json", str(between))
+    assert result.exit_code == 0, result.stderr
+    assert [c["function"]["arguments"] for c in json.loads(result.stdout)["tool_calls"]] == ['{"city": "Paris"}', '{"city": "Lyon"}']
+    where = f"line 8, column 1 (offset {text.index('And Lyon.')})"
+    assert f"note: the output deviates from the template's form: text between two calls at {where}" in result.stderr
+    cut = tmp_path / "cut.txt"
+    cut.write_text(call.format("Paris") + "\n<tool_call>\n<function=get_weather>\n<parameter=city>\nLy")
+    result = run_cli("parse", "--template", str(TAGGED), "--tools", str(files["tools"]), "--json", str(cut))
+    assert result.exit_code == 1 and "ends inside a tool call" in result.stderr and "note: the output deviates" not in result.stderr
+    assert json.loads(result.stdout)["tool_calls"][0]["function"]["arguments"] == '{"city": "Paris"}'
