@@ -8,6 +8,9 @@ import typer
 
 from autoparser_cli.common import console, handle_errors, note, show, write_stdout
 
+#: the exit status of a run whose lock drifted and where nothing failed
+DRIFT_EXIT = 3
+
 
 @handle_errors
 def check(
@@ -38,7 +41,8 @@ def check(
 
     Example: autoparser check templates/ --jobs 2 --junit check.xml
 
-    Exit status: 0 everything passed, 1 a failure, 2 bad input.
+    Exit status: 0 everything passed, 1 a failure, 2 bad input, 3 no failure
+    but the lock drifted (a template's analysis changed from the --lock file's).
     """
     import json
 
@@ -89,3 +93,5 @@ def check(
         console().print(Text(report.summary_line() + written), soft_wrap=True)  # (one line in a CI log)
     if report.failed:
         raise typer.Exit(1)
+    if report.drifted:
+        raise typer.Exit(DRIFT_EXIT)

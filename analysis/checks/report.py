@@ -24,6 +24,9 @@ class CheckReport:
     tests: list[tuple[str, str]] = field(default_factory=list)
     #: per-template results, by name
     results: dict[str, TemplateCheck] = field(default_factory=dict)
+    #: (template name, its differences) for each template whose analysis drifted
+    #: from the lock file: not a failure, a verdict of its own
+    drifts: list[tuple[str, str]] = field(default_factory=list)
 
     def add_test(self, kind: str, name: str) -> None:
         """Count one test (once)."""
@@ -38,6 +41,15 @@ class CheckReport:
     def fail(self, kind: str, name: str, check: str, reason: str) -> None:
         """Record a failure of one test."""
         self.failures.append((kind, name, check, reason))
+
+    def drift(self, name: str, differences: str) -> None:
+        """Record that a template's analysis differs from the lock file's."""
+        self.drifts.append((name, differences))
+
+    @property
+    def drifted(self) -> int:
+        """Templates whose analysis drifted from the lock file."""
+        return len({name for name, _ in self.drifts})
 
     def _failed_names(self) -> set[tuple[str, str]]:
         return {(kind, name) for kind, name, _, _ in self.failures}
@@ -60,14 +72,16 @@ class CheckReport:
 
     @property
     def passed(self) -> int:
-        return len(self.tests) - self.failed - self.known
+        """Tests that neither failed nor drifted."""
+        failed, drifted = self._failed_names(), {("template", name) for name, _ in self.drifts}
+        return sum(1 for test in self.tests if test not in failed and test not in drifted)
 
     @property
     def degraded(self) -> int:
         return sum(r.status == CheckStatus.DEGRADED for r in self.results.values())
 
     def summary_line(self) -> str:
-        """``N templates, M cases: P passed (D degraded), F failed, K known failures, X fixed``
+        """``N templates, M cases: P passed (D degraded), F failed, L drifted from the lock, K known failures, X fixed``
         (and ``L lint checks`` after the cases, when lint ran)."""
         lints = sum(kind == "lint" for kind, _ in self.tests)
         linted = f", {_count(lints, 'lint check')}" if lints else ""
@@ -75,6 +89,8 @@ class CheckReport:
         if self.degraded:
             text += f" ({self.degraded} degraded)"
         text += f", {self.failed} failed"
+        if self.drifts:
+            text += f", {self.drifted} drifted from the lock"
         if self.known_failures:
             text += f", {_count(self.known, 'known failure')}, {len(self.fixed)} fixed"
         gaps = self.not_probed()
@@ -104,6 +120,8 @@ class CheckReport:
             "cases": self.cases,
             "passed": self.passed,
             "failed": self.failed,
+            "drifted": self.drifted,
+            "drifts": [{"template": name, "differences": differences} for name, differences in self.drifts],
             "degraded": self.degraded,
             "not_probed": self.not_probed(),
             "known_failures": self.known,
@@ -116,10 +134,12 @@ class CheckReport:
     def to_junit(self) -> str:
         """JUnit XML: a ``templates`` and a ``cases`` suite, one test case each,
         with times, skipped probes and degraded phases as system-out."""
-        suites = ET.Element("testsuites", name="autoparser check", tests=str(len(self.tests)), failures=str(self.failed))
+        suites = ET.Element("testsuites", name="autoparser check", tests=str(len(self.tests)), failures=str(self.failed + self.drifted))
         by_test: dict[tuple[str, str], list[tuple[str, str]]] = {}
         for kind, name, check, reason in self.failures:
             by_test.setdefault((kind, name), []).append((check, reason))
+        for name, differences in self.drifts:  # (a failure to JUnit, which knows no other verdict)
+            by_test.setdefault(("template", name), []).append(("lock", differences))
         for kind in ("template", "case", "lint"):
             tests = [name for k, name in self.tests if k == kind]
             if not tests:

@@ -66,13 +66,20 @@ def test_lock_update_match_and_mismatch(zoo: Path, tmp_path: Path) -> None:
     coder = zoo / "coder.jinja"
     coder.write_text(coder.read_text().replace("</parameter>", "</param>"))
     result = run_cli("check", str(zoo), "--lock", str(lock))
-    assert result.exit_code == 1
+    assert result.exit_code == 3  # drift: not a failure, a status of its own
+    assert "0 failed, 1 drifted from the lock" in result.stdout
     assert "coder.jinja: tools.arguments.value_suffix '</parameter>\\n' -> '</param>\\n'" in result.stdout
     assert "hint: --update-lock takes the new readings into the lock file" in result.stderr
     (zoo / "picky.jinja").unlink()
     result = run_cli("check", str(zoo), "--lock", str(lock), "--json")
-    reasons = {f["template"]: f["reason"] for f in json.loads(result.stdout)["failures"]}
+    data = json.loads(result.stdout)
+    reasons = {d["template"]: d["differences"] for d in data["drifts"]}
     assert "not checked" in reasons["picky.jinja"] and "value_suffix" in reasons["coder.jinja"]
+    assert (data["failed"], data["drifted"], data["failures"], result.exit_code) == (0, 2, [], 3)
+    (zoo / "broken.jinja").write_text("{% for %}")  # a failure beside the drift: the failure's status
+    result = run_cli("check", str(zoo), "--lock", str(lock), "--junit", str(tmp_path / "check.xml"))
+    assert result.exit_code == 1 and "1 failed, 2 drifted from the lock" in result.stdout
+    assert 'failures="3"' in (tmp_path / "check.xml").read_text()  # (JUnit knows no drift: a failure there)
 
 
 def _case(case_id: str, output: str, expected: dict, **request: object) -> str:

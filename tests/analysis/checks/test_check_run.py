@@ -38,3 +38,15 @@ def test_check_options_are_given_by_name() -> None:
     with pytest.raises(TypeError):
         CheckOptions((PROJECT_TEMPLATES / "demo.jinja",))  # type: ignore[misc]
     assert CheckOptions(jobs=1, lint=True).lint
+
+
+def test_a_drift_from_the_lock_is_not_a_failure(tmp_path: Path) -> None:
+    lock = tmp_path / "autoparser.lock"
+    template = tmp_path / "coder.jinja"
+    template.write_text((PROJECT_TEMPLATES / "tests" / "tagged_xml.jinja").read_text())
+    run_check(CheckOptions(paths=(template,), lock=lock, update_lock=True, jobs=1))
+    template.write_text(template.read_text().replace("</parameter>", "</param>"))
+    run = run_check(CheckOptions(paths=(template,), lock=lock, jobs=1))
+    assert (run.report.failed, run.report.drifted, run.report.passed) == (0, 1, 0)
+    assert "value_suffix" in run.report.drifts[0][1] and run.report.to_json()["failures"] == []
+    assert run.report.summary_line().endswith("0 passed, 0 failed, 1 drifted from the lock")
