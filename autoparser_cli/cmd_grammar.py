@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
-from autoparser_cli.common import error_line, fail, handle_errors, source_or_default, write_stdout
+from autoparser_cli.common import error_line, excerpt_at, fail, handle_errors, note, source_or_default, write_excerpt, write_stdout
 from autoparser_cli.inputs import build_request, read_output, warn_if_not_a_chat_template
 from autoparser_cli.options import (
     ParallelToolCallsOpt,
@@ -62,15 +63,38 @@ def grammar(
     generated = parser.generate(chat_request)
     warn_if_not_a_chat_template(parser)
     if check_output_path is not None:
-        fit = check_output(generated, read_output(check_output_path), partial)
+        output = read_output(check_output_path)
+        fit = check_output(generated, output, partial)
         if not generated.grammar:
             raise fail(f"no grammar for this request: {generated.grammar_error or 'nothing to constrain'}")
         if fit.fits:
             write_stdout(fit.message() + "\n")
             return
         error_line(fit.message())
+        if fit.position is not None and fit.position < len(output):
+            write_excerpt(excerpt_at(output, fit.position))
+        _misfit_hints(generated, output, partial)
         raise typer.Exit(1)
     text = grammar_text(generated, output_only)
     write_stdout(text)
     if output_only and "# no output-only grammar:" in text:
         raise typer.Exit(1)
+
+
+def _misfit_hints(generated: Any, output: str, partial: bool) -> None:
+    """Hints for an output the grammar does not accept: what the parse of the
+    same output suggests (a request option), else whether the parser reads it."""
+    from analysis.generation import review_parse
+    from autoparser_cli.formatting import hint_text
+
+    outcome = generated.parse(output, partial=partial)
+    hints = review_parse(generated, output, outcome, partial).hints
+    for hint in hints:
+        note(hint_text(hint), "hint")
+    if hints:
+        return
+    if outcome.ok:
+        note("the parser reads this output (autoparser parse, with the same options), but the grammar is stricter: "
+             "it allows only what the template writes, with the request's tools and their schemas", "hint")
+    else:
+        note("autoparser parse, with the same options, shows what of this output reads and where it stops", "hint")

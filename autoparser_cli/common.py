@@ -100,6 +100,16 @@ def write_excerpt(excerpt: str) -> None:
     err_console().print(Text(shown), soft_wrap=True)
 
 
+def excerpt_at(text: str, position: int, width: int = 60) -> str:
+    """The line of ``text`` around ``position`` (at most ``width`` characters)
+    and a caret line under ``position``: a caret excerpt for :func:`write_excerpt`."""
+    start = text.rfind("\n", 0, position) + 1
+    end = text.find("\n", position)
+    end = len(text) if end < 0 else end
+    lo = max(start, position - width // 2)
+    return text[lo : min(end, lo + width)] + "\n" + " " * (position - lo) + "^"
+
+
 def note(message: str, label: str = "note") -> None:
     """Print a one-line ``note:`` or ``hint:`` to stderr."""
     err_console().print(f"[bold yellow]{label}:[/] {escape_text(one_line_safe(message))}", soft_wrap=True)

@@ -189,3 +189,19 @@ def test_an_error_in_a_template_held_in_json_names_the_line_of_the_file(tmp_path
     plain = tmp_path / "t.jinja"
     plain.write_text(broken)
     assert "JSON string" not in assert_clean_error(run_cli("render", str(plain)))
+
+
+def test_grammar_check_shows_where_and_hints_when_the_output_does_not_fit(tmp_path: Path) -> None:
+    tools = Path(__file__).parents[2] / "examples" / "tools.json"
+    out = tmp_path / "out.txt"
+    out.write_text('<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>')  # JSON where the template writes tags
+    result = run_cli("grammar", str(TAGGED), "--tools", str(tools), "--check", str(out))
+    assert result.exit_code == 1
+    err = result.stderr.splitlines()
+    assert err[0].startswith("error: does not fit at line 2, column 1")
+    assert err[1:3] == ['  {"name": "get_weather", "arguments": {"city": "Paris"}}', "  ^"]
+    assert err[3].startswith("hint: autoparser parse, with the same options, shows what of this output reads")
+    call = "<tool_call>\n<function=get_weather>\n<parameter=city>\n{}\n</parameter>\n</function>\n</tool_call>"
+    out.write_text(call.format("Paris") + "\n" + call.format("Rome"))  # two calls, one allowed
+    result = run_cli("grammar", str(TAGGED), "--tools", str(tools), "--check", str(out))
+    assert result.exit_code == 1 and "hint: the model wrote 2 tool calls but parallel_tool_calls is off" in result.stderr
