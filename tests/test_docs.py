@@ -79,3 +79,14 @@ def test_every_command_shows_an_example() -> None:
 def test_help_examples_run(name: str, command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     code, output = _run(command, tmp_path, monkeypatch)
     assert code == 0, (name, command, output)
+
+
+def test_every_capability_flag_is_documented() -> None:
+    """`caps` prints each flag of Capabilities: docs/cli.md says what each means."""
+    import dataclasses
+
+    from analysis.probing.caps import Capabilities
+
+    cli = (ROOT / "docs" / "cli.md").read_text()
+    missing = [f.name for f in dataclasses.fields(Capabilities) if f"`{f.name}`:" not in cli]
+    assert not missing
