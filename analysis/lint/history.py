@@ -4,7 +4,8 @@ appending (a prefix cache reuses it)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 
 from analysis.lint.conversations import (
     REPLY,
@@ -169,7 +170,7 @@ def history_prefix(renderer: Renderer, reasoning_markers: Sequence[str] = (), wi
     ``with_calls``, a tool-call turn (its markers as history writes them).  A
     template that drops earlier reasoning breaks that on purpose (info, with
     the cost); anything else is an error."""
-    broken: list[tuple[str, str, int, str, str, Render, Render]] = []  # (written, later, where, kind, what, renders)
+    broken: list[tuple[str, str, int, str, str, Callable[[int], int | None], Render]] = []  # (written, later, where, kind, what, lines)
     cases: list[tuple[str, Message, list[Message], Sequence[Message] | None]] = [
         ("reply", REPLY_REASONING, [USER_2], None),
         ("reply", REPLY, [USER_2], None),
@@ -177,11 +178,13 @@ def history_prefix(renderer: Renderer, reasoning_markers: Sequence[str] = (), wi
     if with_calls:  # (a call turn, followed by its result: the markers history writes for it)
         cases.append(("tool-call turn", _CALL_TURN, [tool_result("Zq81Lint0")], TOOLS))
     for what, reply, after, tools in cases:
+        finished = renderer.render([USER_1, reply], generation_prompt=False, tools=tools)
         written = _last_turn(renderer, reply, tools)
         later = renderer.render([USER_1, reply, *after], tools=tools)
         if written is None or not later.ok:
             continue
         assert later.text is not None
+        written, line_of = _served(renderer.render([USER_1], tools=tools), finished, written)
         if later.text.startswith(written):
             continue
         at = _token_start(written, diverge_at(written, later.text))
@@ -192,13 +195,12 @@ def history_prefix(renderer: Renderer, reasoning_markers: Sequence[str] = (), wi
             kind = _REASONING if harmony is None else _HARMONY
         else:
             kind = _REWRITE
-        finished = renderer.render([USER_1, reply], generation_prompt=False, tools=tools)
-        broken.append((written, later.text, at, kind, what, finished, later))
+        broken.append((written, later.text, at, kind, what, line_of, later))
     if not broken:
         return
-    written, later_text, at, kind, what, finished, later = next((b for b in broken if b[3] == _REWRITE), broken[0])
+    written, later_text, at, kind, what, line_of, later = next((b for b in broken if b[3] == _REWRITE), broken[0])
     evidence = (
-        Evidence(f"the {what} as the last turn", written, at, finished.line_at(at)),
+        Evidence(f"the {what} as the last turn", written, at, line_of(at)),
         Evidence(f"the same {what} in the next prompt", later_text, at, later.line_at(at)),
     )
     if any(b[3] == _HARMONY for b in broken) and all(b[3] != _REWRITE for b in broken):
@@ -231,6 +233,33 @@ def history_prefix(renderer: Renderer, reasoning_markers: Sequence[str] = (), wi
 
 
 _REASONING, _HARMONY, _REWRITE = "reasoning", "harmony", "rewrite"
+
+#: the shortest end of the generation prompt taken to be the reply's header
+_HEADER_MIN = 4
+
+
+def _served(prompt: Render, finished: Render, written: str) -> tuple[str, Callable[[int], int | None]]:
+    """What a server holds after the reply: the generation prompt and what
+    the model wrote after it.  That is the reply as the last turn when it
+    starts with the prompt; when it does not (a prompt that writes more than
+    history, such as a system block written only with the generation prompt:
+    the generation-prompt rule's finding), the prompt followed by what the
+    last turn writes after the longest end of the prompt it holds.  With the
+    line of each character of it."""
+    text = prompt.text
+    if text is None or written.startswith(text) or diverge_at(text, written) >= text.find(str(USER_1["content"])):
+        return written, finished.line_at  # (a prompt that parts from history after the conversation: its pre-fill or header)
+    for start in range(len(text) - _HEADER_MIN + 1):
+        at = written.rfind(text[start:])
+        if at >= 0:
+            cut = at + len(text) - start
+            return text + written[cut:], partial(_line_in_served, prompt, finished, len(text), cut)
+    return written, finished.line_at
+
+
+def _line_in_served(prompt: Render, finished: Render, prompt_length: int, cut: int, offset: int) -> int | None:
+    """The line of a character of :func:`_served`'s text: the prompt's, then the last turn's after ``cut``."""
+    return prompt.line_at(offset) if offset < prompt_length else finished.line_at(offset - prompt_length + cut)
 
 
 def _harmony_stored(written: str) -> str | None:

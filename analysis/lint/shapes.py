@@ -84,20 +84,32 @@ def _null_content_as(content: str) -> tuple[Message, ...]:
     return (USER_1, turn, tool_result(CALL_ID))
 
 
-def _shape_engines(renderer: Renderer, shape: Shape, tools: list[Message] | None) -> tuple[str, ...] | None:
-    """The engines a shape that raises breaks: for content null, those whose
-    own form of it (None, "" or no content) raises too; for content parts,
-    those that pass the parts on (the others join them into a string); None
-    (every engine) for the others."""
-    if shape.name == "content-parts":
-        return engines.with_property("content_parts", "parts")
-    if shape.name != "null-content-with-calls":
+#: how each engine's form of content null is described
+_NULL_FORMS = {
+    engines.NULL: "content null beside its tool calls (what OpenAI clients send)",
+    engines.ABSENT: "no content beside its tool calls (the call turn transformers documents)",
+    engines.EMPTY: 'content "" beside its tool calls (what vLLM, SGLang and llama.cpp pass for null)',
+}
+
+
+def _null_content(renderer: Renderer, shape: Shape, tools: list[Message] | None) -> Finding | None:
+    """Content null beside calls, as each engine passes it on: a finding for
+    the first form that raises, naming every engine whose form raises (the
+    form OpenAI clients send, null, when only it raises: an error for none)."""
+    renders = {form: renderer.render(list(_null_content_as(form)), tools=tools) for form in _NULL_FORMS}
+    broken = tuple(e.name for e in engines.ENGINES if e.renders_jinja and not renders[e.null_content].ok)
+    form = next((engines.engine(name).null_content for name in broken), engines.NULL)
+    rendered = renders[form]
+    if rendered.ok:
         return None
-    broken = []
-    for engine in engines.ENGINES:
-        if engine.renders_jinja and not renderer.render(list(_null_content_as(engine.null_content)), tools=tools).ok:
-            broken.append(engine.name)
-    return tuple(broken)
+    return Finding(
+        RAISES,
+        shape.severity,
+        f"{shape.name}: the template raises on an assistant turn with {_NULL_FORMS[form]}: {rendered.error}",
+        (Evidence("conversation", as_json([*renderer.base, *_null_content_as(form)])),),
+        engines=broken,
+        line=rendered.error_line,
+    )
 
 
 def raises(renderer: Renderer, caps: Capabilities) -> Iterator[Finding]:
@@ -108,6 +120,11 @@ def raises(renderer: Renderer, caps: Capabilities) -> Iterator[Finding]:
         if shape.needs_tools and not caps.supports_tool_calls:
             continue
         tools = TOOLS if shape.needs_tools else None
+        if shape.name == "null-content-with-calls":
+            finding = _null_content(renderer, shape, tools)
+            if finding is not None:
+                yield finding
+            continue
         rendered = renderer.render(list(shape.messages), generation_prompt=shape.generation_prompt, tools=tools)
         conversation = Evidence("conversation", as_json([*renderer.base, *shape.messages]))
         if not rendered.ok:
@@ -116,7 +133,7 @@ def raises(renderer: Renderer, caps: Capabilities) -> Iterator[Finding]:
                 shape.severity,
                 f"{shape.name}: the template raises on {shape.what}: {rendered.error}",
                 (conversation,),
-                engines=_shape_engines(renderer, shape, tools),
+                engines=engines.with_property("content_parts", "parts") if shape.name == "content-parts" else None,
                 line=rendered.error_line,
             )
         elif shape.name == "continue-final-message" and "It is" not in (rendered.text or ""):

@@ -183,3 +183,19 @@ def test_a_first_call_opened_with_other_whitespace_is_a_warning() -> None:
     first, second = finding.evidence
     assert first.text[first.at : first.at + 1] == "\n" and second.text[second.at : second.at + 1] == "{"
     assert severities(lint_source(source), "call-whitespace") == []
+
+
+def test_a_header_written_only_with_the_generation_prompt_keeps_the_cache() -> None:
+    """A system block written only with add_generation_prompt (as Muse
+    Glimmer's): every prompt starts with it, so the next prompt starts with
+    this prompt and the reply (no history-prefix error); a conversation
+    rendered for training lacks it (a generation-prompt error)."""
+    source = (
+        "{%- if add_generation_prompt %}<sys>Be brief.</sys>{% endif -%}"
+        "{%- for m in messages %}<{{ m.role }}>{{ m.content }}</{{ m.role }}>{% endfor -%}"
+        "{%- if add_generation_prompt %}<assistant>{% endif -%}"
+    )
+    report = lint_source(source)
+    assert severities(report, "history-prefix") == [] and severities(report, "generation-prompt") == [Severity.ERROR], report.findings
+    dropped = lint_source(source.replace("{%- for m in messages %}", "{%- for m in messages if m.role != 'user' or loop.last %}"))
+    assert Severity.ERROR in severities(dropped, "history-prefix")  # (an earlier turn dropped is still found)
