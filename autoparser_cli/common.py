@@ -58,14 +58,20 @@ def _closed_pipe() -> typer.Exit:
 def show(renderable: Any) -> None:
     """Print a renderable to stdout; a table's title goes first on a line of
     its own, never wrapped or cut (in a CI log, 80 columns wide, a title laid
-    out within its table broke mid-word)."""
+    out within its table broke mid-word).  Piped (not a terminal), no line
+    ends in spaces."""
     from rich.table import Table
 
     out = console()
     if isinstance(renderable, Table) and renderable.title is not None:
         title, renderable.title = renderable.title, None
         out.print(title, soft_wrap=True)
-    out.print(renderable)
+    if out.is_terminal:
+        out.print(renderable)
+        return
+    with out.capture() as captured:  # piped: a table pads its lines to its width; those spaces go
+        out.print(renderable)
+    write_stdout("".join(line.rstrip(" ") + "\n" for line in captured.get().splitlines()))
 
 
 def err_console() -> Console:

@@ -205,3 +205,13 @@ def test_grammar_check_shows_where_and_hints_when_the_output_does_not_fit(tmp_pa
     out.write_text(call.format("Paris") + "\n" + call.format("Rome"))  # two calls, one allowed
     result = run_cli("grammar", str(TAGGED), "--tools", str(tools), "--check", str(out))
     assert result.exit_code == 1 and "hint: the model wrote 2 tool calls but parallel_tool_calls is off" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["analyze", str(TAGGED), "--diffs", "--all"], ["caps", str(DEMO)], ["check", str(DEMO)], ["lint", str(PROJECT_TEMPLATES / "tests" / "lint" / "call_ids_defect.jinja")]],
+)
+def test_piped_output_has_no_trailing_spaces(args: list[str]) -> None:
+    result = run_cli(*args, width=120)
+    assert result.stdout.strip()
+    assert [line for line in result.stdout.splitlines() if line.endswith(" ")] == []
