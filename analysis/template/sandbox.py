@@ -182,6 +182,13 @@ class _CheckedCodeGenerator(CodeGenerator):
             x = x[: -len("Namespace):")] + "(Namespace, dict)):"
         super().writeline(x, node, extra)
 
+    def _output_child_to_const(self, node: nodes.Expr, frame: Frame, finalize: Any) -> str:
+        # Every output is written by a statement of its own: a constant
+        # (``{{ '<|im_end|>' }}``) or a run of template text is not folded into
+        # the text of the statement before it, so a traced render names the
+        # line that wrote it (the text is the same).
+        raise nodes.Impossible()
+
     def visit_Concat(self, node: nodes.Concat, frame: Frame) -> None:
         self.write("environment.checked_concat((")
         for arg in node.nodes:

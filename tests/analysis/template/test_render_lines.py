@@ -15,9 +15,8 @@ def test_each_piece_of_a_traced_render_names_its_line() -> None:
     text = attempt.text or ""
     assert text == "<user>hi<assistant>"
     lines = attempt.notes.line_at
-    assert (lines(text.index("user")), lines(text.index("hi"))) == (2, 3)
-    # (template text is named by the statement it stands in: the if that writes it)
-    assert lines(text.index("<assistant>")) == 5
+    # (template text, and a constant output, is named by its own line, not the statement before it)
+    assert (lines(text.index("user")), lines(text.index("hi")), lines(text.index("<assistant>"))) == (2, 3, 6)
 
 
 def test_an_untraced_render_notes_no_lines_and_a_raise_keeps_its_line() -> None:
