@@ -20,14 +20,30 @@ if "AUTOPARSER_TEST_CACHE_DIR" not in os.environ:
 os.environ["AUTOPARSER_CACHE_DIR"] = os.environ["AUTOPARSER_TEST_CACHE_DIR"]
 os.environ.pop("AUTOPARSER_NO_CACHE", None)
 
-# Hypothesis: under CI (the CI variable set, as .ci/run and CI services do) the
-# examples are derived from each test, not drawn at random, so a run repeats;
-# locally they are random, and a failure prints the seed that reproduces it.
+# Hypothesis profiles, chosen by AUTOPARSER_HYPOTHESIS_PROFILE:
+# - "dev" (the default outside CI): quick, a tenth of each test's examples
+#   (at least 10), drawn at random; a failure prints the seed that reproduces it;
+# - "ci" (the default when the CI variable is set, as .ci/run and CI services
+#   do): every example, derived from each test, not drawn at random, so a run
+#   repeats (no example database);
+# - "full": every example, drawn at random.
+# A test asks for its count through examples(n), which the profile scales.
 from hypothesis import settings as _hypothesis_settings
 
-_hypothesis_settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
-if os.environ.get("CI"):
-    _hypothesis_settings.load_profile("ci")
+HYPOTHESIS_PROFILES = {"dev": 0.1, "ci": 1.0, "full": 1.0}
+_hypothesis_settings.register_profile("dev", deadline=None, derandomize=False)
+_hypothesis_settings.register_profile("ci", derandomize=True, database=None, print_blob=True, deadline=None)
+_hypothesis_settings.register_profile("full", deadline=None, derandomize=False)
+HYPOTHESIS_PROFILE = os.environ.get("AUTOPARSER_HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
+if HYPOTHESIS_PROFILE not in HYPOTHESIS_PROFILES:
+    raise pytest.UsageError(f"AUTOPARSER_HYPOTHESIS_PROFILE={HYPOTHESIS_PROFILE!r}: expected one of {', '.join(HYPOTHESIS_PROFILES)}")
+_hypothesis_settings.load_profile(HYPOTHESIS_PROFILE)
+
+
+def examples(count: int) -> int:
+    """A property test's example count under the current Hypothesis profile
+    (``dev``: a tenth, at least 10)."""
+    return min(count, max(10, round(count * HYPOTHESIS_PROFILES[HYPOTHESIS_PROFILE])))
 
 #: the CPU limit runaway tests run under (seconds; short, so the suite stays
 #: fast; AUTOPARSER_TEST_RUNAWAY_CPU_S changes it, for a slow machine)

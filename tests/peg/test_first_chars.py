@@ -11,6 +11,7 @@ from peg import combinators as p
 from peg.combinators import Parser, Ref
 from peg.engine import _DISPATCH, _State, parse
 from peg.first_chars import start_of
+from tests.conftest import examples
 from tests.peg.strategies import combined
 
 ATOMS = st.sampled_from(["a", "b", "<x>", "\n", "ab", ""]).map(p.literal) | st.just(p.space()) | st.just(p.chars("[a-b]", 1, 2))
@@ -30,7 +31,7 @@ def _without_skipping(parser: Parser, text: str, partial: bool) -> tuple[int, in
     return status, end, [(n.name, n.start, n.end) for n in nodes]
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=examples(1000), deadline=None)
 @given(parser=PARSERS, text=TEXTS, partial=st.booleans())
 @example(parser=p.choice(p.seq(p.space(), p.literal("a")), p.literal("b")), text="a", partial=False)
 @example(parser=p.one_or_more(p.seq(p.space(), p.literal("a"), p.space(), p.literal("<x>"))), text="a<x> a <x>b", partial=False)

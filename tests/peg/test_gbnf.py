@@ -16,7 +16,7 @@ from peg.errors import GrammarError
 from peg.gbnf_reader import read_gbnf
 from peg.gbnf_writer import schema_to_gbnf, to_gbnf, until_pattern
 from peg.status import Status
-from tests.conftest import SHARED, needs_shared, reference_constrained_part
+from tests.conftest import SHARED, examples, needs_shared, reference_constrained_part
 
 
 def accepts(grammar: str, text: str) -> bool:
@@ -199,7 +199,7 @@ def test_unsupported_schema_names_the_path(schema: dict, path: str) -> None:
 # -- property: partial parsing of any prefix never fails -------------------------
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     reasoning=st.text(alphabet="ab <>/\n{}", max_size=12),
     content=st.text(alphabet="ab <>/\n", max_size=12),

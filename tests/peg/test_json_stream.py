@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from peg.json_stream import IncrementalJson
 from peg.status import Status
+from tests.conftest import examples
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),
@@ -28,7 +29,7 @@ def feed_all(text: str, size: int) -> tuple[Status, int]:
     return status, tracker.end
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(value=st.dictionaries(st.text(max_size=5), JSON, max_size=4) | st.lists(JSON, max_size=4), size=st.integers(1, 9), trailing=st.sampled_from(["", " ", "<|end|>", "}"]))
 def test_values_end_where_they_end_in_any_chunking(value: object, size: int, trailing: str) -> None:
     text = json.dumps(value)
@@ -88,7 +89,7 @@ def _agree(text: str, size: int) -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(text=_near_json(), size=st.integers(1, 5))
 def test_stream_and_scanner_agree_on_near_json(text: str, size: int) -> None:
     _agree(text, size)

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from peg import combinators as p
 from peg.combinators import Parser, Sequence
 from peg.engine import parse
+from tests.conftest import examples
 
 PIECES = ["<a>", "\n<a>", " ", "b", "\n", "</a>", "ab", "<"]
 
@@ -27,7 +28,7 @@ ITEMS = st.lists(st.tuples(st.sampled_from(["space", "literal"]), st.sampled_fro
 TEXTS = st.lists(st.sampled_from(PIECES), max_size=8).map("".join)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(items=ITEMS, text=TEXTS, partial=st.booleans(), tagged_end=st.booleans())
 def test_a_fused_run_reads_as_its_items(items: list[tuple[str, str]], text: str, partial: bool, tagged_end: bool) -> None:
     tail = [p.tag("x", p.until("!"))] if tagged_end else []

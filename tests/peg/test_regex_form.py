@@ -15,6 +15,7 @@ from peg import combinators as p
 from peg.combinators import Parser, Ref
 from peg.engine import _DISPATCH, _State, parse
 from peg.regex_form import SUPPORTED, prefix_pattern, pure_pattern, pure_source
+from tests.conftest import examples
 from tests.peg.strategies import combined
 
 #: the exact regexes need atomic groups (prefixes do not: they only rule out)
@@ -52,7 +53,7 @@ def _node_by_node(parser: Parser, text: str, pos: int) -> tuple[int, int]:
 
 
 @exact_only
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=examples(2000), deadline=None)
 @given(parser=PURE, text=TEXTS, pos=st.integers(0, 3))
 @example(parser=p.seq(p.choice(p.literal("a"), p.literal("ab")), p.literal("c")), text="abc", pos=0)  # (PEG keeps "a")
 @example(parser=p.seq(p.space(), p.literal("\n")), text="\n", pos=0)  # (the space keeps its newline)
@@ -81,7 +82,7 @@ CAPTURING = st.recursive(
 
 @exact_only
 @pytest.mark.filterwarnings("ignore:Generating overly large repr")
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=examples(1000), deadline=None)
 @given(parser=CAPTURING, text=TEXTS)
 def test_the_regex_pass_builds_the_same_tree(parser: Parser, text: str) -> None:
     """Around captures and scans, the regex pass reads as the engine node by node."""
@@ -114,7 +115,7 @@ def test_a_failed_parse_still_says_what_was_expected() -> None:
 
 
 @pytest.mark.filterwarnings("ignore:Generating overly large repr")
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=examples(1000), deadline=None)
 @given(parser=CAPTURING, text=TEXTS, pos=st.integers(0, 3))
 @example(parser=p.seq(p.literal("<"), p.tag("t", p.until(">")), p.literal(">")), text="x>", pos=0)
 @example(parser=p.choice(p.seq(p.space(), p.tag("t", p.literal("a"))), p.literal("b")), text="c", pos=0)

@@ -25,7 +25,7 @@ from analysis.parsers.request import ChatRequest
 from analysis.phases.result import ToolFormat
 from analysis.template.loading import load_template
 from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate
-from tests.conftest import needs_shared, zoo_templates
+from tests.conftest import examples, needs_shared, zoo_templates
 
 #: the zoo-wide and fuzzing runs: left out of the fast loop (pytest -m 'not slow')
 pytestmark = pytest.mark.slow
@@ -59,7 +59,7 @@ def _tool_templates() -> list[Path]:
 
 @needs_shared
 @pytest.mark.parametrize("path", _tool_templates(), ids=lambda p: p.name)
-@settings(max_examples=12, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(12), deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(arguments=VALUES)
 def test_random_values_read_back(path: Path, arguments: dict) -> None:
     parser = _parser(path)
@@ -71,7 +71,7 @@ def test_random_values_read_back(path: Path, arguments: dict) -> None:
 
 @needs_shared
 @pytest.mark.parametrize("path", _tool_templates(), ids=lambda p: p.name)
-@settings(max_examples=6, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(6), deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(arguments=VALUES, sizes=st.lists(st.integers(1, 7), min_size=1, max_size=8))
 def test_random_values_stream_to_the_parsed_message(path: Path, arguments: dict, sizes: list[int]) -> None:
     """The same renders, cut before the end of turn where they parse to calls,

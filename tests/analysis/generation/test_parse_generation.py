@@ -15,7 +15,7 @@ from analysis.messages.mapper import Message, NotAnExtension, accumulate, messag
 from analysis.parsers.request import ChatRequest
 from analysis.template.loading import load_template
 from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate
-from tests.conftest import PROJECT_TEMPLATES, needs_shared
+from tests.conftest import PROJECT_TEMPLATES, examples, needs_shared
 
 TOOLS = [
     {
@@ -163,7 +163,7 @@ def test_message_deltas_refuse_a_shrinking_message() -> None:
     raise AssertionError("a shrinking message must be refused")
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.integers(min_value=1, max_value=12), min_size=1, max_size=80))
 def test_random_chunkings_add_up_to_the_final_message(sizes: list[int]) -> None:
     g = _generated("tagged_xml.jinja")

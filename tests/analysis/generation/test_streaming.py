@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from peg.partial import held_back as _held_back
+from tests.conftest import examples
 
 
 def held_back_by_definition(buf: str, delimiters: tuple[str, ...]) -> int:
@@ -13,7 +14,7 @@ def held_back_by_definition(buf: str, delimiters: tuple[str, ...]) -> int:
     return max((k for d in delimiters for k in range(1, min(len(d) - 1, len(buf)) + 1) if buf.endswith(d[:k])), default=0)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(
     buf=st.text(alphabet="<ab/|>x", max_size=10),
     delimiters=st.lists(st.text(alphabet="<ab/|>", min_size=1, max_size=6), min_size=1, max_size=3),

@@ -9,9 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from analysis.messages.pyliteral import decode_escapes, py_to_json
+from tests.conftest import examples
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.text(max_size=20), st.sampled_from(["'", '"']))
 def test_a_repr_decodes_to_its_string_and_every_prefix_is_a_prefix(value: str, quote: str) -> None:
     literal = repr(value) if quote == "'" else '"' + repr(value)[1:-1].replace('"', '\\"') + '"'
