@@ -17,7 +17,7 @@ from dataclasses import replace
 from analysis.parsers.handlers import find_handler
 from analysis.phases.content import analyze_content
 from analysis.phases.phase_log import PhaseLog
-from analysis.phases.reasoning import analyze_reasoning, prefill_outcome
+from analysis.phases.reasoning import always_opened, analyze_reasoning, prefill_outcome
 from analysis.phases.result import (
     TemplateAnalysis,
 )
@@ -73,6 +73,7 @@ def analyze_template(
         handler, rule = found
         before = result.marker_fields()
         result = replace(handler.refine(result, template.source), handler=handler.name, handler_rule=rule)
+        result = replace(result, reasoning=always_opened(prober, log, result.reasoning))  # (on the handler's markers)
         if handler.measure is not None:
             result = handler.measure(result, prober)
         log.cite_source(f"handler: {handler.name}", rule, "handler", handler.name)

@@ -79,7 +79,11 @@ _DECLARED: dict[DeviationKind, tuple[int, str, str]] = {
     DeviationKind.CLOSER_REPEATED: (1, "a closer written twice", "…</tool_call></tool_call>"),
     DeviationKind.CALL_WITHOUT_WRAPPER: (2, "a call without its wrapping marker", "<function=get_weather>…</function>"),
     DeviationKind.OTHER_CALL_SYNTAX: (3, "a call in the family's other syntax", '[TOOL_CALLS][{"name": "get_weather", "arguments": {…}}]'),
-    DeviationKind.REASONING_OPENER_IN_PROMPT: (1, "reasoning closed with no opener (the opener was in the prompt)", "I should answer.</think>It is sunny."),
+    DeviationKind.REASONING_OPENER_IN_PROMPT: (
+        1,
+        "reasoning closed with no opener (the opener was in the prompt, or dropped)",
+        "I should answer.</think>It is sunny.",
+    ),
     DeviationKind.CUT_SHORT: (4, "the output ends inside a call (cut off at max_tokens?)", '{"name": "get_weather", "parameters": {"city": "Par'),
 }
 

@@ -111,11 +111,11 @@ def build_parser(
     # (parsing) thinking on, where the template leaves the opening to the model
     # and the prompt neither opens nor closes the reasoning: the opener may be missing
     end_marker = strip_ws(analysis.reasoning.end)
+    # (or, a deviation, where the template's models always open a block: its opener was in the prompt, or an engine dropped it)
     unopened = (
         not for_grammar
         and analysis.reasoning.mode is ReasoningMode.TAG_BASED
-        and analysis.reasoning.switched
-        and request.enable_thinking
+        and ((analysis.reasoning.switched and request.enable_thinking) or analysis.reasoning.always)
         and bool(end_marker)
         and end_marker not in boilerplate
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from analysis.messages import tags
+from analysis.messages.deviations import DeviationKind, deviation
 from analysis.messages.tags import (
     REASONING_UNOPENED,
 )
@@ -91,7 +92,7 @@ def reasoning_part(
             # (up to an end marker with no opener before it: text before a block
             # that opens mid-output is no reasoning)
             text = tags.reasoning(p.until(end, start, *stops)) + p.literal(end) + p.space() + repeated_ends
-            blocks.append(p.tag(REASONING_UNOPENED, tags.reasoning_block(text)))
+            blocks.append(deviation(DeviationKind.REASONING_OPENER_IN_PROMPT, p.tag(REASONING_UNOPENED, tags.reasoning_block(text))))
         return p.optional(p.choice(*blocks))
     if for_grammar:
         return p.optional(tags.reasoning_block(body))

@@ -11,6 +11,7 @@ from analysis.phases.result import PrefillOutcome, ReasoningAnalysis, ReasoningM
 from analysis.probing.diff import diff_split
 from analysis.probing.markers import MARKER_RE, last_marker, marker_after, marker_before, strip_ws
 from analysis.probing.probes import (
+    ASSISTANT_TEXT,
     REASONING_TEXT,
     USER_TEXT,
     Comparison,
@@ -40,7 +41,7 @@ def markers_around(text: str, needle: str) -> tuple[str, str]:
 
 
 def analyze_reasoning(prober: Prober, log: PhaseLog) -> ReasoningAnalysis:
-    """Run R1–R3 and return the reasoning mode and markers."""
+    """Run R1–R5 and return the reasoning mode and markers."""
     result = ReasoningAnalysis()
     result = _r1_presence(prober, log, result)
     result = _r2_thinking_switch(prober, log, result)
@@ -48,7 +49,28 @@ def analyze_reasoning(prober: Prober, log: PhaseLog) -> ReasoningAnalysis:
         result = _r3_scope(prober, log, result)
     if result.mode is ReasoningMode.NONE:
         result = _r4_opened_by_prompt(prober, log, result)
-    return result
+    return always_opened(prober, log, result)
+
+
+def always_opened(prober: Prober, log: PhaseLog, result: ReasoningAnalysis) -> ReasoningAnalysis:
+    """A reply without reasoning, rendered in history: whether the template
+    writes an empty block before it (``<think></think>``), so that its models
+    always open one (an output that closes a block with no opener lost the
+    opener to the prompt or an engine).  R5; run again on a dedicated
+    handler's markers."""
+    if result.mode is not ReasoningMode.TAG_BASED or result.always or not (strip_ws(result.start) and strip_ws(result.end)):
+        return result
+    try:
+        reply = prober.render(conversation(assistant(), tools=False))
+    except TemplateRenderError:
+        return result
+    start, end = strip_ws(result.start), strip_ws(result.end)
+    before = reply[: reply.rfind(ASSISTANT_TEXT)] if ASSISTANT_TEXT in reply else ""
+    at = before.rfind(start)
+    if at < 0 or not before[at + len(start) :].lstrip().startswith(end):
+        return result
+    log.cite_source("reasoning.always", f"a reply without reasoning is written after an empty {start}{end}", "rule", "R5")
+    return replace(result, always=True)
 
 
 def _r1_presence(prober: Prober, log: PhaseLog, result: ReasoningAnalysis) -> ReasoningAnalysis:

@@ -83,12 +83,15 @@ class ReasoningAnalysis(_Jsonable):
     """Reasoning markers: ``start`` may be empty (delimiter style).
     ``switched``: ``enable_thinking`` off writes a closed block in the
     generation prompt, and on writes none (Qwen3): with thinking on, the model
-    opens its block itself."""
+    opens its block itself.  ``always``: the history writes a block, empty,
+    in a reply without reasoning (Kimi K2 Thinking's ``<think></think>``):
+    the model always opens one."""
 
     mode: ReasoningMode = ReasoningMode.NONE
     start: str = ""
     end: str = ""
     switched: bool = False
+    always: bool = False
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ def test_analyze_json_on_the_demo_is_only_json() -> None:
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
     # (the demo writes an empty block with thinking off, none with it on: the model opens its own)
-    assert data["reasoning"] == {"mode": "TAG_BASED", "start": "<think>\n", "end": "\n</think>\n\n", "switched": True}
+    assert data["reasoning"] == {"mode": "TAG_BASED", "start": "<think>\n", "end": "\n</think>\n\n", "switched": True, "always": False}
     assert data["tools"]["format"]["per_call_start"] == "<tool_call>\n"
     assert data["generation_prompt"] == "<|im_start|>assistant\n"
 

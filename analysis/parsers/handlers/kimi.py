@@ -14,10 +14,12 @@ from dataclasses import replace
 from typing import Any
 
 from analysis.messages import tags
+from analysis.messages.deviations import DeviationKind, deviation
+from analysis.messages.tags import REASONING_UNOPENED
 from analysis.parsers.builder import BuiltParser
 from analysis.parsers.handlers.base import Handler, probe_call_render, with_tool_markers
 from analysis.parsers.json_calls import json_arguments
-from analysis.parsers.pieces import ending, repeated_calls, text_then, text_to_end, turn_end_markers
+from analysis.parsers.pieces import ending, repeated_calls, text_then, text_to_end, text_until, turn_end_markers
 from analysis.parsers.reasoning import boilerplate_and_reasoning_start
 from analysis.parsers.request import ChatRequest, ReasoningFormat, ToolChoice
 from analysis.parsers.response_spec import NAME, call_field, marker
@@ -62,13 +64,21 @@ def refine(analysis: TemplateAnalysis, source: str) -> TemplateAnalysis:
 
 
 def _call(function: Mapping[str, Any], for_grammar: bool) -> Parser:
-    call_id = tags.tool_id(p.literal("functions.") + tags.tool_name(p.literal(function["name"])) + p.literal(":") + p.chars("[0-9]", 1, UNBOUNDED))
+    # (parsing) an id without its namespace, "get_weather:0": the family's other spelling, a deviation
+    namespace = p.literal("functions.")
+    if not for_grammar:
+        namespace = p.choice(namespace, deviation(DeviationKind.OTHER_CALL_SYNTAX, p.eps()))
+    call_id = tags.tool_id(namespace + tags.tool_name(p.literal(function["name"])) + p.literal(":") + p.chars("[0-9]", 1, UNBOUNDED))
     # (parsing) arguments that are not JSON are kept as written, up to the call's end
     args = json_arguments(function, (CALL_END, CALL_START, SECTION_END), for_grammar)
     # whitespace models write around the markers (" <|tool_call_argument_begin|>") is read too
-    return tags.tool(
-        p.literal(CALL_START) + p.space() + call_id + p.space() + p.literal(ARGS_START) + p.space() + args + p.space() + p.optional(p.literal(CALL_END)),
-    )
+    close = p.optional(p.literal(CALL_END)) if for_grammar else _or_left_out(CALL_END, DeviationKind.CALL_CLOSER_LEFT_OUT)
+    return tags.tool(p.literal(CALL_START) + p.space() + call_id + p.space() + p.literal(ARGS_START) + p.space() + args + p.space() + close)
+
+
+def _or_left_out(closer: str, kind: DeviationKind) -> Parser:
+    """``closer``, or (a deviation of ``kind``) nothing."""
+    return p.choice(p.literal(closer), deviation(kind, p.eps()))
 
 
 def build(
@@ -83,6 +93,12 @@ def build(
         start, end = strip_ws(analysis.reasoning.start), strip_ws(analysis.reasoning.end)
         block = p.literal(start) + p.space() + tags.reasoning(p.until(end, *starts)) + p.optional(p.literal(end)) + p.space()
         reasoning = p.optional(tags.reasoning_block(block))
+        if not for_grammar and analysis.reasoning.always and end not in boilerplate:
+            # (a deviation: K2 Thinking's models always open a block; one closed with no
+            # opener lost it to the prompt, as a newer template of the family writes it)
+            text = tags.reasoning(p.until(end, start, *starts)) + p.literal(end) + p.space()
+            unopened = deviation(DeviationKind.REASONING_OPENER_IN_PROMPT, p.tag(REASONING_UNOPENED, tags.reasoning_block(text)))
+            reasoning = p.optional(p.choice(tags.reasoning_block(block), unopened))
     # (parsing) the end-of-turn marker an engine passes through, and closers written twice, are dropped
     stops = () if for_grammar else turn_end_markers(analysis)
     if not functions:
@@ -91,14 +107,20 @@ def build(
     call = p.choice(*(_call(f, for_grammar) for f in functions))
     # (parsing) whitespace models write between the markers (" <|tool_call_begin|>") is read too
     section_start = p.literal(SECTION_START) if for_grammar else p.literal(SECTION_START) + p.space()
-    calls = p.optional(section_start) + repeated_calls(call + p.space(), request, for_grammar) + p.optional(p.literal(SECTION_END)) + p.space()
-    if not for_grammar:  # calls in several sections
-        calls = p.one_or_more(calls)
-    stray = p.eps() if for_grammar else p.zero_or_more(p.space() + p.choice(p.literal(SECTION_END), p.literal(CALL_END)))
-    # (parsing) text after the calls is content, as in the generic formats (a broken
-    # closer after a call that reads: the call is kept, what follows is text)
-    after = ending(stops) if for_grammar else p.choice(ending(stops), text_to_end(stops))
-    with_calls = text_then(starts, calls + stray + after, stops, for_grammar)
+    section_end = p.optional(p.literal(SECTION_END)) if for_grammar else _or_left_out(SECTION_END, DeviationKind.SECTION_CLOSER_LEFT_OUT)
+    calls = p.optional(section_start) + repeated_calls(call + p.space(), request, for_grammar) + section_end + p.space()
+    if for_grammar:
+        with_calls = text_then(starts, calls + ending(stops), stops, for_grammar)
+    else:
+        # (parsing) calls in several sections, with text between them (a deviation);
+        # closers written twice are dropped; text after the calls is content, as in
+        # the generic formats (a broken closer after a call that reads: the call is
+        # kept, what follows is text)
+        stray = p.optional(deviation(DeviationKind.CLOSER_REPEATED, p.one_or_more(p.space() + p.choice(p.literal(SECTION_END), p.literal(CALL_END)))))
+        block = p.rule("call-block", p.one_or_more(calls) + stray)
+        between = deviation(DeviationKind.TEXT_BETWEEN_CALLS, text_until(starts, stops, then=block))
+        after = p.choice(ending(stops), deviation(DeviationKind.TEXT_AFTER_CALLS, text_until((), stops)) + ending(stops))
+        with_calls = text_then(starts, block + p.zero_or_more(between + block) + after, stops)
     body = reasoning + (with_calls if request.tool_choice is ToolChoice.REQUIRED else p.choice(with_calls, text_to_end(stops)))
     # the grammar switches on at a call (models also write calls without the section marker)
     return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, calls, CALL_START, extracts, p.literal(boilerplate) + reasoning + with_calls)

@@ -196,3 +196,42 @@ def test_each_deviation_of_a_templates_own_calls_reads_as_a_person_would(folder:
     assert applied > 100
     assert not new, f"misread, not listed: {new}"
     assert not fixed, f"listed as misread, but read right now (remove them from the list): {fixed}"
+
+
+# -- reasoning whose opener was in the prompt -----------------------------------------
+
+ALWAYS = PROJECT_TEMPLATES / "tests" / "always_think.jinja"
+
+
+def test_a_template_whose_history_always_writes_a_block_is_analysed_so() -> None:
+    assert auto_parser(load_template(ALWAYS)).analysis.reasoning.always
+    assert not auto_parser(load_template(TAGGED)).analysis.reasoning.always  # (its history writes no empty block)
+
+
+def test_reasoning_closed_with_no_opener_where_the_models_always_open_one() -> None:
+    """Issue 43, example 6: a newer template of the family opens ``<think>``
+    in the prompt, so the model writes none; before, all of it was content,
+    a raw ``</think>`` in it."""
+    outcome = _read(ALWAYS, "I should answer.</think>It is sunny.")
+    assert (outcome.message.reasoning_content, outcome.message.content) == ("I should answer.", "It is sunny.")
+    assert _kinds(outcome) == ["reasoning-opener-in-prompt"] and outcome.ok
+    plain = _read(ALWAYS, "It is sunny.")  # (no end marker: a reply, and no deviation)
+    assert (plain.message.reasoning_content, plain.message.content, plain.deviations) == (None, "It is sunny.", ())
+
+
+@needs_shared
+@pytest.mark.parametrize("template", ["moonshotai-Kimi-K2-Thinking.jinja", "Kimi-K2-Thinking.jinja"])
+def test_kimi_k2_thinking_reasoning_whose_opener_was_in_the_prompt(template: str) -> None:
+    outcome = _read(ZOO / template, "I should answer.</think>It is sunny.")
+    assert (outcome.message.reasoning_content, outcome.message.content) == ("I should answer.", "It is sunny.")
+    assert _kinds(outcome) == ["reasoning-opener-in-prompt"]
+
+
+@needs_shared
+def test_kimi_k2_calls_in_two_sections_with_text_between_and_an_id_without_its_namespace() -> None:
+    section = "<|tool_calls_section_begin|><|tool_call_begin|>{id}<|tool_call_argument_begin|>{args}<|tool_call_end|><|tool_calls_section_end|>"
+    output = section.format(id="functions.get_weather:0", args='{"city": "Paris"}') + "\nAnd the time.\n" + section.format(id="get_time:1", args='{"zone": "CET"}')
+    outcome = _read(ZOO / "moonshotai-Kimi-K2.jinja", output)
+    assert _calls(outcome) == [("get_weather", {"city": "Paris"}), ("get_time", {"zone": "CET"})]
+    assert [c.id for c in outcome.message.tool_calls] == ["functions.get_weather:0", "get_time:1"]
+    assert outcome.message.content == "And the time." and _kinds(outcome) == ["text-between-calls", "other-call-syntax"]
