@@ -4,8 +4,9 @@ text, error and notes (rules share renders: each conversation renders once)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from analysis.template.rendering import ChatTemplate, RenderMemo, RenderRequest
@@ -68,6 +69,9 @@ class Render:
     notes: RenderNotes = field(default_factory=RenderNotes)
     #: the template line that raised (None: unknown, or the render did not raise)
     error_line: int | None = None
+    #: the notes of the same render traced (the line that wrote each piece of
+    #: text), rendered again when a line is first asked for
+    traced: Callable[[], RenderNotes] | None = field(default=None, compare=False, repr=False)
 
     @property
     def ok(self) -> bool:
@@ -78,7 +82,8 @@ class Render:
         ``offset`` (the last character for an offset at the end)."""
         if offset is None or self.text is None:
             return None
-        return self.notes.line_at(min(offset, max(0, len(self.text) - 1)))
+        notes = self.notes if self.notes.lines or self.traced is None else self.traced()
+        return notes.line_at(min(offset, max(0, len(self.text) - 1)))
 
 
 class Renderer:
@@ -88,7 +93,9 @@ class Renderer:
         self.template = template
         #: the messages every conversation starts with (a system turn, where the template demands one)
         self.base = list(base)
-        self._renders = RenderMemo(template, trace=True)
+        self._renders = RenderMemo(template)
+        #: the renders a finding names lines in, traced (only those: tracing costs)
+        self._traced = RenderMemo(template, trace=True)
         #: every request rendered so far, by its key (what a fix is proven on)
         self.requests: dict[str, RenderRequest] = {}
 
@@ -114,4 +121,7 @@ class Renderer:
         attempt = self._renders.attempt(request)
         error = attempt.error
         message = "" if error is None else getattr(error, "template_message", None) or error.detail
-        return Render(attempt.text, message, attempt.notes, None if error is None else error.line)
+        return Render(attempt.text, message, attempt.notes, None if error is None else error.line, partial(self._traced_notes, request))
+
+    def _traced_notes(self, request: RenderRequest) -> RenderNotes:
+        return self._traced.attempt(request).notes

@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from analysis.lint import LintReport, Severity, lint_template
 from analysis.template import FROZEN_CLOCK, ChatTemplate, load_template
-from tests.conftest import ZOO, needs_shared
+from tests.conftest import SHARED, ZOO, needs_shared
 
 pytestmark = [needs_shared, pytest.mark.slow]
 
@@ -66,3 +68,43 @@ def test_templates_that_keep_ids_and_json_arguments_are_not_flagged() -> None:
     report = _lint("upstage-Solar-Open-100B.jinja")  # (ids written, arguments as JSON either way)
     assert "call-ids" not in report.skipped
     assert not [f for f in report.findings if f.rule in ("call-ids", "arguments-python", "arguments-double-encoded")], report.findings
+
+
+#: the shared templates with an error finding for the default engines, and the
+#: rules of their errors: each read by hand (docs/lint.md, "Precision")
+ERRORS = {
+    "Apriel-1.6-15b-Thinker-fixed.jinja": {"history-prefix", "generation-prompt"},
+    "unsloth-Apriel-1.5.jinja": {"history-prefix"},
+    "ByteDance-Seed-OSS.jinja": {"arguments-python"},
+    "CohereForAI-c4ai-command-r-plus-tool_use.jinja": {"history-prefix", "generation-prompt"},
+    "DeepSeek-V3.2.jinja": {"generation-prompt"},
+    "NVIDIA-Nemotron-Nano-v2.jinja": {"history-prefix"},
+    "Qwen-QwQ-32B.jinja": {"raises"},
+    "vllm-tool-nemotron_json.jinja": {"raises"},
+    "functionary-cogito.jinja": {"arguments-python"},
+    "functionary-llama4.jinja": {"arguments-python"},
+    "functionary-qwen2-5.jinja": {"arguments-python"},
+    "llamacpp-openbmb-MiniCPM5-1B.jinja": {"arguments-python"},
+    "vllm-tool-llama4_pythonic.jinja": {"arguments-python"},
+    "vllm-tool-phi4_mini.jinja": {"arguments-python"},
+    "vllm-chat-inkbot.jinja": {"generation-prompt"},
+    "vllm-tool-deepseekv31.jinja": {"generation-prompt"},
+    "vllm-tool-mistral_parallel.jinja": {"history-prefix"},
+    "vllm-tool-muse_glimmer.jinja": {"generation-prompt"},
+}
+
+SHARED_TEMPLATES = sorted(p for folder in ("templates", "templates-more") for p in (SHARED / folder).glob("*.jinja"))
+
+
+def test_at_most_20_shared_templates_get_an_error() -> None:
+    assert len(ERRORS) <= 20
+    assert {p.name for p in SHARED_TEMPLATES} >= set(ERRORS)
+
+
+@pytest.mark.parametrize("path", SHARED_TEMPLATES, ids=lambda p: p.name)
+def test_a_shared_templates_errors_are_the_checked_ones_and_name_their_line(path: Path) -> None:
+    report = lint_template(ChatTemplate(load_template(path), clock=FROZEN_CLOCK))
+    assert {f.rule for f in report.errors} == ERRORS.get(path.name, set()), report.errors
+    assert all(f.where is not None for f in report.errors), report.errors
+    # (arguments encoded twice break no engine of the table: no error for vllm, nor any other)
+    assert all(f.engines == () for f in report.findings if f.rule == "arguments-double-encoded")
