@@ -9,6 +9,7 @@ import itertools
 import re
 import shlex
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,6 +18,13 @@ from tests.cli_helpers import run_cli
 from tests.conftest import ROOT
 
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def _slow_if_collection(*values: Any) -> Any:
+    """An example's parameters; slow when it checks the project's whole template
+    collection (``autoparser check templates/``: seconds, not the fast loop's)."""
+    command = next(v for v in values if isinstance(v, str) and v.startswith("autoparser "))
+    return pytest.param(*values, marks=pytest.mark.slow) if command.startswith("autoparser check templates") else pytest.param(*values)
 
 
 def _console_examples() -> list[tuple[str, str, list[str]]]:
@@ -47,7 +55,9 @@ def _run(command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple
     return result.exit_code, result.stdout + result.stderr
 
 
-@pytest.mark.parametrize("doc, command, shown", _console_examples(), ids=lambda v: v if isinstance(v, str) else "")
+@pytest.mark.parametrize(
+    "doc, command, shown", [_slow_if_collection(*example) for example in _console_examples()], ids=lambda v: v if isinstance(v, str) else ""
+)
 def test_console_examples_run_as_shown(doc: str, command: str, shown: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     code, output = _run(command, tmp_path, monkeypatch)
     assert code == 0, (doc, command, output)
@@ -75,7 +85,7 @@ def test_every_command_shows_an_example() -> None:
     assert {name for name, _ in _help_examples()} >= {"render", "caps", "analyze", "grammar", "parse", "check", "export", "lint"}
 
 
-@pytest.mark.parametrize("name, command", _help_examples())
+@pytest.mark.parametrize("name, command", [_slow_if_collection(*example) for example in _help_examples()])
 def test_help_examples_run(name: str, command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     code, output = _run(command, tmp_path, monkeypatch)
     assert code == 0, (name, command, output)

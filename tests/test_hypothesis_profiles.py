@@ -28,11 +28,14 @@ def _profile(**env: str) -> list[object]:
 @pytest.mark.parametrize(
     "env, expected",
     [
-        ({}, ["dev", False, False, 100, 6]),
         ({"CI": "1"}, ["ci", True, True, 1000, 6]),
-        ({"AUTOPARSER_HYPOTHESIS_PROFILE": "ci"}, ["ci", True, True, 1000, 6]),
-        ({"CI": "1", "AUTOPARSER_HYPOTHESIS_PROFILE": "dev"}, ["dev", False, True, 100, 6]),  # (Hypothesis keeps no database under CI)
-        ({"AUTOPARSER_HYPOTHESIS_PROFILE": "full"}, ["full", False, False, 1000, 6]),
+        # (the others: a Python process each, out of the fast loop)
+        pytest.param({}, ["dev", False, False, 100, 6], marks=pytest.mark.slow),
+        pytest.param({"AUTOPARSER_HYPOTHESIS_PROFILE": "ci"}, ["ci", True, True, 1000, 6], marks=pytest.mark.slow),
+        pytest.param(
+            {"CI": "1", "AUTOPARSER_HYPOTHESIS_PROFILE": "dev"}, ["dev", False, True, 100, 6], marks=pytest.mark.slow
+        ),  # (Hypothesis keeps no database under CI)
+        pytest.param({"AUTOPARSER_HYPOTHESIS_PROFILE": "full"}, ["full", False, False, 1000, 6], marks=pytest.mark.slow),
     ],
 )
 def test_the_profile_is_chosen_by_the_environment(env: dict[str, str], expected: list[object]) -> None:

@@ -6,6 +6,7 @@ library never prints."""
 from __future__ import annotations
 
 import ast
+import functools
 from collections import defaultdict
 from pathlib import Path
 
@@ -29,10 +30,17 @@ def _modules() -> dict[str, Path]:
 MODULES = _modules()
 
 
-def _imports(path: Path) -> set[str]:
+@functools.cache
+def _tree(path: Path) -> ast.Module:
+    """A source's syntax tree, parsed once per test process (the tests here walk each file several times)."""
+    return ast.parse(path.read_text())
+
+
+@functools.cache
+def _imports(path: Path) -> frozenset[str]:
     """Every module ``path`` imports, inside functions too (``from a.b import c``
     counts a.b, and a.b.c when that is a module), but for ``if TYPE_CHECKING:`` blocks."""
-    tree = ast.parse(path.read_text())
+    tree = _tree(path)
     found: set[str] = set()
 
     def visit(node: ast.AST) -> None:
@@ -47,7 +55,7 @@ def _imports(path: Path) -> set[str]:
             visit(child)
 
     visit(tree)
-    return found
+    return frozenset(found)
 
 
 def _layer(module: str) -> str:
@@ -99,5 +107,5 @@ def test_no_import_cycles() -> None:
 def test_the_library_never_prints() -> None:
     for module, path in MODULES.items():
         if module.startswith(("analysis", "peg")):
-            calls = [n for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "print"]
+            calls = [n for n in ast.walk(_tree(path)) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "print"]
             assert not calls, module

@@ -32,6 +32,7 @@ def _results(path: Path) -> tuple[RoundTrip, ...]:
     return round_trips(_parser(path))
 
 
+@pytest.mark.slow  # (zoo-wide)
 @needs_shared
 @pytest.mark.parametrize("path", zoo_templates(), ids=lambda p: p.name)
 def test_zoo_template_reads_its_own_rendering(path: Path) -> None:
@@ -40,6 +41,7 @@ def test_zoo_template_reads_its_own_rendering(path: Path) -> None:
     assert {r.probe for r in results} >= {"reply"}
 
 
+@pytest.mark.slow  # (zoo-wide)
 @needs_shared
 def test_how_many_templates_each_probe_reads() -> None:
     """The figures in the README (every template has the reply probe)."""
