@@ -114,6 +114,28 @@ def for_engines(finding: Finding, linted: Sequence[str]) -> Finding:
     return finding
 
 
+#: the lengths of the text at a finding's place looked for on its line (longest first)
+_SNIPPETS = (16, 12, 8, 5)
+
+
+def with_column(finding: Finding, source: str) -> Finding:
+    """``finding`` with the column of its line where the text it points at
+    stands once, as written, on that line (a literal the statement writes);
+    without one where it does not (an expression's value, or text written
+    several times on the line)."""
+    line = finding.where
+    evidence = next((e for e in finding.evidence if e.at is not None and e.line == line), None)
+    lines = source.split("\n")
+    if line is None or evidence is None or evidence.at is None or not 1 <= line <= len(lines):
+        return finding
+    written = lines[line - 1]
+    for length in _SNIPPETS:
+        snippet = evidence.text[evidence.at : evidence.at + length]
+        if len(snippet) == length and snippet.strip() and written.count(snippet) == 1:
+            return replace(finding, column=written.index(snippet) + 1)
+    return finding
+
+
 def lint_template(
     template: ChatTemplate,
     ignore: Iterable[str] = (),
@@ -155,7 +177,7 @@ def lint_renders(
         if why:
             skipped[rule.id] = why
             continue
-        findings.extend(for_engines(finding, linted) for finding in rule.run(context))
+        findings.extend(with_column(for_engines(finding, linted), template.source) for finding in rule.run(context))
     order = {rule_id: i for i, rule_id in enumerate(RULE_IDS)}
     findings.sort(key=lambda f: (f.severity.rank, order[f.rule]))
     return LintReport(template.name, tuple(findings), ignored, skipped, linted), renderer

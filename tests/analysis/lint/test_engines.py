@@ -167,3 +167,13 @@ def test_a_double_bos_seeded_into_a_clean_template_is_found() -> None:
 def test_vllm_sees_no_double_encoded_arguments_in_the_zoo() -> None:
     report = lint(_zoo("meta-llama-Llama-3.1-8B-Instruct.jinja"), ("vllm",))
     assert _of(report, "arguments-double-encoded") == [Severity.INFO]
+
+
+def test_a_finding_gives_the_column_where_its_text_stands_once_on_its_line() -> None:
+    path = LINT / "history_prefix_defect.jinja"
+    finding = next(f for f in lint(path.read_text()).errors if f.rule == "history-prefix")
+    line = path.read_text().splitlines()[finding.where - 1] if finding.where else ""
+    assert finding.column is not None and line[finding.column - 1 :].startswith("<|endoftext|>")
+    # (a value the template computes stands nowhere on its line: no column)
+    raised = next(f for f in lint((LINT / "arguments_python_defect.jinja").read_text()).errors)
+    assert raised.column is None and raised.where == 25
