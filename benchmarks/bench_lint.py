@@ -6,7 +6,8 @@ findings per rule (the counts docs/lint.md lists).
 Default: ../shared/templates and ../shared/templates-more.  Every run uses
 ``--no-cache`` and one process, so each analyses every template from scratch:
 ``check`` alone, ``check --lint``, and ``lint`` alone (which analyses too, for
-the capabilities and reasoning markers it reads).
+the capabilities and reasoning markers it reads); then the templates with an
+error finding, for the default engines and for each engine alone.
 """
 
 from __future__ import annotations
@@ -55,6 +56,10 @@ def main() -> None:
     print(f"\n{'rule':<26} {'severity':<8} {'templates':>9} {'findings':>8}")
     for (rule, severity), count in sorted(templates.items()):
         print(f"{rule:<26} {severity:<8} {count:>9} {findings[(rule, severity)]:>8}")
+    print(f"\ntemplates with an error: {sum(bool(r['counts']['error']) for r in reports)} (default engines)")
+    for engine in ("transformers", "vllm", "sglang", "llama.cpp", "ollama"):
+        _, out = timed([command, "lint", *files, "--json", "--engine", engine])
+        print(f"  --engine {engine:<13} {sum(bool(r['counts']['error']) for r in json.loads(out)):>3}")
 
 
 if __name__ == "__main__":
