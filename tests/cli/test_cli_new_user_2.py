@@ -201,7 +201,7 @@ def test_grammar_check_shows_where_and_hints_when_the_output_does_not_fit(tmp_pa
     err = result.stderr.splitlines()
     assert err[0].startswith("error: does not fit at line 2, column 1")
     assert err[1:3] == ['  {"name": "get_weather", "arguments": {"city": "Paris"}}', "  ^"]
-    assert err[3].startswith("hint: autoparser parse, with the same options, shows what of this output reads")
+    assert err[3].startswith("hint: ") and "autoparser parse, with the same options" in err[3]  # (whether the parser reads it: the parser's leniency)
     call = "<tool_call>\n<function=get_weather>\n<parameter=city>\n{}\n</parameter>\n</function>\n</tool_call>"
     out.write_text(call.format("Paris") + "\n" + call.format("Rome"))  # two calls, one allowed
     result = run_cli("grammar", str(TAGGED), "--tools", str(tools), "--check", str(out))
