@@ -132,7 +132,7 @@ ENGINES: tuple[Engine, ...] = (
                    "chat_template_kwargs", "strftime_now"),
         sources=(
             ("arguments", f"{_LLAMA_CPP} common/chat.cpp workaround::func_args_not_string, applied when the template's "
-                          "probed caps say it renders object arguments, as every template in the zoo does (minja's "
+                          "probed caps say it renders object arguments, which lint assumes (minja's "
                           "requires_object_arguments before it; "
                           "read on master, 2025-26; version not pinned)"),
             ("null_content", f"{_LLAMA_CPP} common/chat.cpp workaround::requires_non_null_content: a call turn without "
