@@ -18,6 +18,7 @@ from analysis.messages.hooks import GENERIC, OutputHooks
 from analysis.messages.mapper import Message, map_finished, map_result, map_streamed
 from analysis.messages.tags import CONTENT, CONTENT_HELD, TOOL
 from analysis.parsers.builder import BuiltParser
+from analysis.parsers.json_calls import bare_json_call_starts
 from analysis.parsers.pieces import call_closers
 from analysis.parsers.prompting import Prompt
 from analysis.parsers.request import ChatRequest, ReasoningFormat, ToolChoice
@@ -145,8 +146,7 @@ class Generated:
                 message = hold_open_reasoning(result, message, self.built.trigger)[0]
             return ParseOutcome(message, True, need_more=result.status is Status.NEED_MORE, deviations=self._deviations(result))
         message, unread_calls = map_finished(result, self.keeps_reasoning_in_content, self.hooks)
-        trigger = self.built.trigger
-        marker_in_text = bool(trigger) and self._marker_in_text(result, message)
+        marker_in_text = bool(self._call_markers) and self._marker_in_text(result, message)
         if marker_in_text:
             # a call marker read as text: if the output ends inside a call (a
             # partial parse reads one more call), it was cut short, as the stream showed
@@ -238,6 +238,8 @@ class Generated:
         ``<invoke name=``, written after the calls' section opener)."""
         fmt, prefix = self.analysis.tools.format, strip_ws(self.analysis.tools.function.name_prefix)
         markers = [self.built.trigger, strip_ws(fmt.per_call_start)]
+        if not self.built.trigger and self.hooks is GENERIC and self.built.tool_calls is not None:
+            markers += bare_json_call_starts(self.analysis)  # (Llama 3's {"name": a call with no marker)
         if self.hooks is GENERIC and fmt.mode is not ToolFormat.JSON_NATIVE and prefix.startswith("<") and len(prefix) >= 3:
             markers.append(prefix)
         return tuple(m for m in dict.fromkeys(markers) if m)
@@ -252,7 +254,7 @@ class Generated:
         after the calls: text runs end only at a marker a call reads from)."""
         text = result.text
         if not message.tool_calls:  # (where no call reads, a marker inside a section is prose: the trigger opens calls)
-            return self.built.trigger in message.content
+            return self._call_markers[0] in message.content if self.built.trigger else any(m in message.content for m in self._call_markers)
         last = None if result.rejected else _last_call(result.tree)
         if last is not None:  # (text before and between calls ends at the first marker: only the text after them can hold one)
             return self._find_marker(text, last.end, len(text)) >= 0
@@ -289,7 +291,9 @@ class Generated:
         message = with_rest(message, output[unshown_from(prefix, self.hooks, prompt) - prompt :])
         if unread_calls:
             warning += "; " + _unread_calls_warning(unread_calls, prompt)
-        return ParseOutcome(message, False, warning, need_more=True, deviations=self._deviations(prefix, cut_from=unshown_from(prefix, self.hooks, prompt)))
+        # (the cut call: the first call kept as text, else the text a stream had not shown)
+        cut_from = min((start for start, _ in unread_calls), default=unshown_from(prefix, self.hooks, prompt))
+        return ParseOutcome(message, False, warning, need_more=True, deviations=self._deviations(prefix, cut_from=cut_from))
 
     def _failed(self, output: str, result: ParseResult) -> ParseOutcome:
         """The outcome of a failed final parse, block by block: what reads

@@ -44,6 +44,7 @@ class DeviationKind(enum.Enum):
     CLOSER_REPEATED = "closer-repeated"
     CALL_WITHOUT_WRAPPER = "call-without-wrapper"
     OTHER_CALL_SYNTAX = "other-call-syntax"
+    ROLE_HEADER_REPEATED = "role-header-repeated"
     REASONING_OPENER_IN_PROMPT = "reasoning-opener-in-prompt"
     CUT_SHORT = "cut-short"
 
@@ -79,6 +80,7 @@ _DECLARED: dict[DeviationKind, tuple[int, str, str]] = {
     DeviationKind.CLOSER_REPEATED: (1, "a closer written twice", "…</tool_call></tool_call>"),
     DeviationKind.CALL_WITHOUT_WRAPPER: (2, "a call without its wrapping marker", "<function=get_weather>…</function>"),
     DeviationKind.OTHER_CALL_SYNTAX: (3, "a call in the family's other syntax", '[TOOL_CALLS][{"name": "get_weather", "arguments": {…}}]'),
+    DeviationKind.ROLE_HEADER_REPEATED: (1, "the role header the prompt ends with, written again", "<|start|>assistant<|channel|>final<|message|>…"),
     DeviationKind.REASONING_OPENER_IN_PROMPT: (
         1,
         "reasoning closed with no opener (the opener was in the prompt, or dropped)",

@@ -4,7 +4,8 @@ and sections, and the marker that starts them.
 
 from __future__ import annotations
 
-from typing import Protocol
+from dataclasses import replace
+from typing import Any, Protocol
 
 from analysis.messages import tags
 from analysis.messages.deviations import DeviationKind, deviation
@@ -69,6 +70,10 @@ def calls_part(analysis: TemplateAnalysis, request: ChatRequest, for_grammar: bo
             one = tags.tool(opener + call + p.space() + closer) + trail
             if not for_grammar and bare_call_start(analysis):  # "<function=…>" without its "<tool_call>"
                 one = p.choice(one, deviation(DeviationKind.CALL_WITHOUT_WRAPPER, tags.tool(call + p.space() + p.optional(closer))))
+            if not for_grammar and fmt.mode is not ToolFormat.JSON_NATIVE and strip_ws(fmt.per_call_start):
+                # (a deviation: the family's other syntax after the opener, Mistral's older
+                # [TOOL_CALLS][{"name": …, "arguments": …}] or one such object)
+                one = p.choice(one, deviation(DeviationKind.OTHER_CALL_SYNTAX, opener + _json_call_list(analysis, functions) + p.space() + closer) + trail)
         calls = (p.one_or_more(one) if many else one) if for_grammar else p.one_or_more(p.space() + one)
     elif not for_grammar and bare_json_call_starts(analysis):  # Llama 3 models join calls with ";" too
         calls = p.one_or_more(unit + p.space() + p.optional(p.literal(";") + p.space()))
@@ -94,6 +99,31 @@ def calls_part(analysis: TemplateAnalysis, request: ChatRequest, for_grammar: bo
         next_call = p.choice(*(tag_call(analysis, f) for f in named)) if named else None
         after_call.body = _after_a_call(analysis, after_calls, next_call, stops)
     return calls
+
+
+def _json_call_list(analysis: TemplateAnalysis, functions: list[dict[str, Any]]) -> Parser:
+    """Calls written as JSON objects (``{"name": …, "arguments": …}``), in a
+    list or one alone: what a family's other models write after its marker."""
+    fmt = replace(
+        analysis.tools.format,
+        mode=ToolFormat.JSON_NATIVE,
+        name_field="name",
+        args_field="arguments",
+        id_field="",
+        gen_id_field="",
+        fun_name_is_key=False,
+        tools_array_wrapped=True,
+        parameter_order=[],
+        per_call_start="",
+        per_call_end="",
+        section_start="",
+        section_end="",
+    )
+    as_json = replace(analysis, tools=replace(analysis.tools, format=fmt))
+    readings = [json_native_call(as_json, f) for f in functions]
+    call = tags.tool(p.choice(*(exact for exact, _ in readings), *(loose for _, loose in readings if loose is not None)))
+    listed = p.literal("[") + p.space() + call + p.zero_or_more(p.space() + p.literal(",") + p.space() + call) + p.space() + p.literal("]")
+    return p.choice(listed, call)
 
 
 def _after_a_call(analysis: TemplateAnalysis, after_calls: Parser, next_call: Parser | None, stops: tuple[str, ...]) -> Parser:

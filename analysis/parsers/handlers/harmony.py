@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from analysis.messages.deviations import DeviationKind, deviation
 from analysis.messages.hooks import DROP, OutputHooks, Route
 from analysis.messages.tags import CONTENT, REASONING, TOOL_ARGS
 from analysis.parsers.builder import BuiltParser
@@ -111,6 +112,8 @@ def build(
     # (parsing) an end marker written twice, or <|return|> after <|call|>, is dropped
     ends = p.zero_or_more(p.space() + p.choice(*(p.literal(e) for e in ENDS))) if not for_grammar else p.eps()
     body = p.zero_or_more(message + ends + p.optional(p.literal(SEPARATOR))) + p.space() + p.optional(cut_header) + p.end()
+    if not for_grammar:  # (a deviation: the role header the prompt wrote, written again first)
+        body = p.optional(p.space() + deviation(DeviationKind.ROLE_HEADER_REPEATED, p.literal(SEPARATOR))) + body
     functions = tool_functions(request) if request.has_tools else []
     if not functions:
         return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, None, "", request.reasoning_format.value != "none")

@@ -235,3 +235,51 @@ def test_kimi_k2_calls_in_two_sections_with_text_between_and_an_id_without_its_n
     assert _calls(outcome) == [("get_weather", {"city": "Paris"}), ("get_time", {"zone": "CET"})]
     assert [c.id for c in outcome.message.tool_calls] == ["functions.get_weather:0", "get_time:1"]
     assert outcome.message.content == "And the time." and _kinds(outcome) == ["text-between-calls", "other-call-syntax"]
+
+
+# -- the family's other syntax, text around bare JSON calls, cuts -----------------------
+
+
+@needs_shared
+@pytest.mark.parametrize(
+    "output",
+    [
+        '[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}}]',
+        '[TOOL_CALLS]{"name": "get_weather", "arguments": {"city": "Paris"}}',
+        '[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "get_time", "arguments": {"zone": "CET"}}]',
+    ],
+)
+def test_mistral_calls_in_the_familys_older_json_syntax(output: str) -> None:
+    outcome = _read(ZOO / "Mistral-Small-3.2-24B-Instruct-2506.jinja", output)
+    assert _calls(outcome)[0] == ("get_weather", {"city": "Paris"}) and outcome.message.content == ""
+    assert _kinds(outcome) == ["other-call-syntax"] and outcome.ok
+
+
+@needs_shared
+def test_gpt_oss_repeating_the_role_header_the_prompt_ends_with() -> None:
+    output = "<|start|>assistant<|channel|>analysis<|message|>Think.<|end|><|start|>assistant<|channel|>final<|message|>It is sunny."
+    outcome = _read(ZOO / "openai-gpt-oss-120b.jinja", output)
+    assert (outcome.message.reasoning_content, outcome.message.content) == ("Think.", "It is sunny.")
+    assert _kinds(outcome) == ["role-header-repeated"] and outcome.ok
+
+
+@needs_shared
+def test_llama_json_call_on_its_own_line_between_sentences() -> None:
+    """A call object on its own line, text on both sides, is a call (before:
+    no call, while text on one side gave one); one inline in a sentence stays text."""
+    template = ZOO / "meta-llama-Llama-3.3-70B-Instruct.jinja"
+    output = 'Sure, let me check.\n{"name": "get_weather", "parameters": {"city": "Paris"}}\nI will report back.'
+    outcome = _read(template, output)
+    assert _calls(outcome) == [("get_weather", {"city": "Paris"})]
+    assert outcome.message.content == "Sure, let me check.\nI will report back." and _kinds(outcome) == ["text-after-calls"]
+    inline = 'Send {"name": "get_weather", "parameters": {"city": "Paris"}} and wait.'
+    # (whole: a stream shows the call once it closes, as at cf3e7bb, and keeps it: issue 43 lists this as left)
+    assert _generated(template).parse(inline).message.content == inline
+
+
+@needs_shared
+def test_a_bare_json_call_cut_short_is_reported_as_cut() -> None:
+    output = '{"name": "get_weather", "parameters": {"city": "Par'
+    outcome = _generated(ZOO / "meta-llama-Llama-3.1-8B-Instruct.jinja").parse(output)
+    assert not outcome.ok and outcome.cut_short and outcome.message.content == output
+    assert (outcome.deviations[-1].start, outcome.deviations[-1].end) == (0, len(output))
