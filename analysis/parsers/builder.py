@@ -187,7 +187,8 @@ def build_parser(
             # (a deviation: calls that begin a line, after text, with text after them: a
             # call object inline in a sentence, "Send {"name": …} and wait.", stays text)
             line_starts = [f"\n{s}" for s in json_starts]
-            own_line = p.rule("calls-on-their-own-line", tags.content(p.literal("\n")) + p.space() + tool_calls + closers + deviation(DeviationKind.TEXT_AFTER_CALLS, text_until((), stops)) + ending(stops))
+            text_after = deviation(DeviationKind.TEXT_AFTER_CALLS, text_until((), stops)) + ending(stops)
+            own_line = p.rule("calls-on-their-own-line", tags.content(p.literal("\n")) + p.space() + tool_calls + closers + text_after)
             after_text = p.rule("glued-or-own-line-calls", p.choice(to_end, own_line))
             with_calls = p.choice(p.space() + rest, _content_until(analysis, *line_starts, *json_starts, stops=stops, then=after_text) + after_text)
         elif _bare_json_array(analysis) and calls_builder is None and not for_grammar:

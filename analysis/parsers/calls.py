@@ -4,6 +4,7 @@ and sections, and the marker that starts them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Protocol
 
@@ -101,7 +102,7 @@ def calls_part(analysis: TemplateAnalysis, request: ChatRequest, for_grammar: bo
     return calls
 
 
-def _json_call_list(analysis: TemplateAnalysis, functions: list[dict[str, Any]]) -> Parser:
+def _json_call_list(analysis: TemplateAnalysis, functions: Sequence[Mapping[str, Any]]) -> Parser:
     """Calls written as JSON objects (``{"name": …, "arguments": …}``), in a
     list or one alone: what a family's other models write after its marker."""
     fmt = replace(
@@ -113,7 +114,7 @@ def _json_call_list(analysis: TemplateAnalysis, functions: list[dict[str, Any]])
         gen_id_field="",
         fun_name_is_key=False,
         tools_array_wrapped=True,
-        parameter_order=[],
+        parameter_order=(),
         per_call_start="",
         per_call_end="",
         section_start="",
