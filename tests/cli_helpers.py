@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import functools
+
+import typer.testing
 from typer.testing import CliRunner
 
 from autoparser_cli.main import app
 
 runner = CliRunner()
+
+# Typer builds the click command from the app's signatures and type hints at
+# each invoke (a tenth of the CLI tests' time): built once per test process.
+typer.testing._get_command = functools.cache(typer.testing._get_command)  # type: ignore[attr-defined]
 
 
 def run_cli(*args: str, input: str | None = None, width: int | None = None):
