@@ -618,7 +618,10 @@ def lint_evidence(report: LintReport, width: int = 100) -> list[Text]:
     for finding in report.findings:
         if not finding.evidence:
             continue
-        at = "" if finding.where is None else f" (line {finding.where})"
+        where = [] if finding.where is None else [f"line {finding.where}" + (f":{finding.column}" if finding.column else "")]
+        if finding.severity.value != "info" and finding.engines:  # (the engines it breaks)
+            where.append("breaks " + ", ".join(finding.engines))
+        at = f" ({'; '.join(where)})" if where else ""
         out.append(Text(f"{finding.severity.value} {finding.rule}{at}: {terminal_safe(finding.message)}", style=_SEVERITY_STYLE[finding.severity.value]))
         for evidence in finding.evidence:
             label = f"  {evidence.label}: "

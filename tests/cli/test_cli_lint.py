@@ -129,7 +129,7 @@ def test_engine_decides_what_is_an_error_and_an_unknown_one_is_one_line() -> Non
 
 def test_text_output_names_each_findings_line() -> None:
     result = run_cli("lint", str(LINT / "history_prefix_defect.jinja"), width=160)
-    assert "error history-prefix (line 29): history is not a prefix" in result.stdout
+    assert "error history-prefix (line 29:14; breaks transformers, vllm, sglang, llama.cpp): history is not a prefix" in result.stdout
     assert "│   29 │" in result.stdout  # (the table's line column)
 
 
