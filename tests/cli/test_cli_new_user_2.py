@@ -216,3 +216,22 @@ def test_piped_output_has_no_trailing_spaces(args: list[str]) -> None:
     result = run_cli(*args, width=120)
     assert result.stdout.strip()
     assert [line for line in result.stdout.splitlines() if line.endswith(" ")] == []
+
+
+def test_the_cli_tests_build_the_click_command_once() -> None:
+    """Typer builds the click command from the signatures and type hints at each
+    invoke: the tests build it once per process (the fast loop's largest cost)."""
+    import typer.testing
+
+    from autoparser_cli.main import app
+
+    assert typer.testing._get_command(app) is typer.testing._get_command(app)  # type: ignore[attr-defined]
+
+
+def test_the_fast_loop_leaves_out_the_runs_of_a_process_of_their_own() -> None:
+    """A test that starts a pytest run of its own is slow; so are the zoo-wide round trips."""
+    from tests.analysis.checks import test_round_trip
+
+    slow = {m.name for m in getattr(test_the_gguf_tests_skip_cleanly_without_the_gguf_extra, "pytestmark", [])}
+    zoo = {m.name for m in getattr(test_round_trip.test_zoo_template_reads_its_own_rendering, "pytestmark", [])}
+    assert "slow" in slow and "slow" in zoo
