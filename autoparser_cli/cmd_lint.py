@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from autoparser_cli.common import console, fail, handle_errors, note, show, source_or_default, write_stdout
 from autoparser_cli.options import VariantOpt
+
+if TYPE_CHECKING:
+    from analysis.lint import Artifact
+    from analysis.lint.fixes import FixResult
+    from analysis.template import LoadedTemplate
 
 #: the output formats of ``--format``
 FORMATS = ("text", "json", "sarif")
@@ -53,7 +59,7 @@ def lint(
     """
     import json
 
-    from analysis.lint import DEFAULT_ENGINES, Artifact, check_engines, lint_template, sarif_log
+    from analysis.lint import DEFAULT_ENGINES, check_engines, lint_template, sarif_log
     from analysis.template import FROZEN_CLOCK, ChatTemplate
     from analysis.template.loading import load_source
     from autoparser_cli import __version__
@@ -77,7 +83,7 @@ def lint(
         for name in sorted(held.variants) if all_variants else [variant]:
             loaded = held.pick(name)
             report = lint_template(ChatTemplate(loaded, clock=FROZEN_CLOCK), ignore or (), engine_names=engines)
-            reports.append((report, Artifact(_uri(source), source.suffix == ".jinja")))
+            reports.append((report, _artifact(source, loaded)))
     if output_format == "json":
         write_stdout(json.dumps([r.to_json() for r, _ in reports], indent=2, ensure_ascii=False) + "\n")
     elif output_format == "sarif":
@@ -100,15 +106,58 @@ def _uri(source: Path) -> str:
         return source.as_posix()
 
 
+def _holder(source: Path, variant: str) -> tuple[Path, bool] | None:
+    """The file that holds a template of ``source``, and whether that file is
+    the template's text (a ``.jinja``) or JSON holding it as a string; None
+    for a source whose template cannot be written (a GGUF file, the Hub)."""
+    if source.is_dir():
+        for jinja in (source / "chat_template.jinja", source / "additional_chat_templates" / f"{variant}.jinja"):
+            if jinja.is_file() and (jinja.name != "chat_template.jinja" or variant == "default"):
+                return jinja, True
+        held = [source / name for name in ("chat_template.json", "tokenizer_config.json") if (source / name).is_file()]
+        return (held[0], False) if held else None
+    if source.suffix == ".json":
+        return source, False
+    if source.suffix == ".gguf" or not source.is_file():
+        return None
+    return source, True
+
+
+def _artifact(source: Path, loaded: LoadedTemplate) -> Artifact:
+    """Where SARIF puts a template's findings: the file holding it; in a JSON
+    file, at the line its string starts on (its own lines are in the message)."""
+    from analysis.lint import Artifact
+    from analysis.template.loading import json_template_lines
+
+    holder = _holder(source, loaded.variant)
+    if holder is None:
+        return Artifact(_uri(source), False)
+    path, is_text = holder
+    if is_text:
+        return Artifact(_uri(path), True)
+    where = json_template_lines(source).get(loaded.name)
+    return Artifact(_uri(path), False, where[1] if where else None)
+
+
+def _json_with(text: str, before: str, after: str) -> str | None:
+    """A JSON file's ``text`` with the template string ``before`` written as
+    ``after`` (as json.dumps writes strings, with or without ASCII escapes);
+    None when ``before`` is not written so exactly once."""
+    import json
+
+    for ascii_only in (False, True):
+        old = json.dumps(before, ensure_ascii=ascii_only)
+        if text.count(old) == 1:
+            return text.replace(old, json.dumps(after, ensure_ascii=ascii_only))
+    return None
+
+
 def _fix(sources: list[Path], ignore: tuple[str, ...], engines: tuple[str, ...], variant: str | None, all_variants: bool, write: bool) -> int:
     """--diff and --fix: each source's proven fixes, shown or applied; the exit status."""
-    from dataclasses import replace
-
     from analysis.lint import lint_template
     from analysis.lint.fixes import fix_template
     from analysis.template import FROZEN_CLOCK, ChatTemplate
     from analysis.template.loading import load_source
-    from analysis.userio import write_atomic
 
     errors = False
     for source in sources:
@@ -124,14 +173,33 @@ def _fix(sources: list[Path], ignore: tuple[str, ...], engines: tuple[str, ...],
                     note(f"{where}: {fix.rule}: not fixed: {fix.why}", "fix")
             if not result.fixes:
                 note(f"{loaded.name}: no finding with a mechanical fix", "fix")
-            if result.changed and not write:
-                write_stdout(result.diff(_uri(source) if source.suffix == ".jinja" else f"{_uri(source)} (its chat template)"))
-            elif result.changed and source.suffix != ".jinja":
-                note(f"{source}: not written: the template is inside {source.name} (--diff shows the fix)", "fix")
-                errors = errors or bool(lint_template(ChatTemplate(loaded, clock=FROZEN_CLOCK), ignore, engine_names=engines).errors)
-                continue
-            elif result.changed:
-                write_atomic(source, result.after, "template")
-            fixed = replace(loaded, source=result.after)
-            errors = errors or bool(lint_template(ChatTemplate(fixed, clock=FROZEN_CLOCK), ignore, engine_names=engines).errors)
+            kept = loaded
+            if result.changed:
+                kept = _write_fixed(source, loaded, result, write) or loaded
+            errors = errors or bool(lint_template(ChatTemplate(kept, clock=FROZEN_CLOCK), ignore, engine_names=engines).errors)
     return 1 if errors else 0
+
+
+def _write_fixed(source: Path, loaded: LoadedTemplate, result: FixResult, write: bool) -> LoadedTemplate | None:
+    """Show (``--diff``) or write (``--fix``) the fixed template into the file
+    that holds it: the template with the fixes, or None when it cannot be written (and why, on stderr)."""
+    from dataclasses import replace
+
+    from analysis.lint.fixes import unified_diff
+    from analysis.userio import read_text, write_atomic
+
+    holder = _holder(source, loaded.variant)
+    if holder is None:
+        note(f"{source}: not written: its template cannot be written back (a GGUF file, or the Hub)", "fix")
+        return None
+    path, is_text = holder
+    before = read_text(path)
+    after = result.after if is_text else _json_with(before, result.before, result.after)
+    if after is None or (is_text and before != result.before):
+        note(f"{path}: not written: the template is not written there as it was read", "fix")
+        return None
+    if write:
+        write_atomic(path, after, "template")
+    else:
+        write_stdout(unified_diff(before, after, _uri(path)))
+    return replace(loaded, source=result.after)

@@ -69,10 +69,13 @@ class FixResult:
 
     def diff(self, path: str) -> str:
         """The fixed source as a unified diff against the original (``a/PATH``, ``b/PATH``)."""
-        lines = difflib.unified_diff(
-            self.before.splitlines(keepends=True), self.after.splitlines(keepends=True), f"a/{path}", f"b/{path}"
-        )
-        return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+        return unified_diff(self.before, self.after, path)
+
+
+def unified_diff(before: str, after: str, path: str) -> str:
+    """``after`` as a unified diff against ``before`` (``a/PATH``, ``b/PATH``), as ``git apply`` reads it."""
+    lines = difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{path}", f"b/{path}")
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
 
 
 _BOS = re.compile(r"\bbos_token\b")

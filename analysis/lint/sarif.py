@@ -20,10 +20,14 @@ _LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: 
 class Artifact:
     """Where a report's template is: its URI (a path relative to the
     repository root, with ``/``), and whether the template's lines are the
-    file's (a ``.jinja`` file; not a template inside a tokenizer_config.json)."""
+    file's (a ``.jinja`` file; not a template inside a tokenizer_config.json,
+    whose results are placed on the line its string starts on)."""
 
     uri: str
     lines_are_the_files: bool = True
+    #: where the lines are not the file's (a template in a JSON string): the
+    #: file line its text starts on, where the results are placed
+    starts_at: int | None = None
 
 
 def _rule(index: int) -> dict[str, Any]:
@@ -48,6 +52,8 @@ def _result(finding: Finding, report: LintReport, artifact: Artifact, rule_index
         location["region"] = region
     elif line is not None:
         message = f"{message} (template line {line})"
+        if artifact.starts_at is not None:
+            location["region"] = {"startLine": artifact.starts_at}
     properties: dict[str, Any] = {"template": report.template_name, "engines": list(finding.engines or ())}
     if line is not None:
         properties["templateLine"] = line

@@ -171,3 +171,22 @@ def test_a_fix_re_rendering_does_not_prove_is_not_applied(tmp_path: Path) -> Non
     result = run_cli("lint", str(folder), "--diff")
     assert result.exit_code == 1 and result.stdout == ""
     assert "double-bos: not fixed: a render the fix should not change changed" in result.stderr
+
+
+def test_fix_rewrites_a_template_in_a_tokenizer_config_in_place(tmp_path: Path) -> None:
+    folder = tmp_path / "model"
+    folder.mkdir()
+    config = folder / "tokenizer_config.json"
+    config.write_text((LINT / "double_bos_defect" / "tokenizer_config.json").read_text())
+    before = config.read_text()
+    sarif = json.loads(run_cli("lint", str(folder), "--format", "sarif").stdout)
+    (error,) = [r for r in sarif["runs"][0]["results"] if r["level"] == "error"]
+    assert error["locations"][0]["physicalLocation"]["region"] == {"startLine": 5}  # (the line of "chat_template")
+    diff = run_cli("lint", str(folder), "--diff")
+    assert diff.exit_code == 0 and diff.stdout.count("\n-  \"chat_template\"") == 1 and "model/tokenizer_config.json" in diff.stdout
+    fixed = run_cli("lint", str(folder), "--fix")
+    assert fixed.exit_code == 0, fixed.output
+    after = config.read_text()
+    assert [a for a, b in zip(before.splitlines(), after.splitlines(), strict=True) if a != b] == [before.splitlines()[4]]
+    assert json.loads(after)["chat_template"] == json.loads(before)["chat_template"].replace("{{- bos_token -}}", "{{- '' -}}")
+    assert run_cli("lint", str(folder)).exit_code == 0
