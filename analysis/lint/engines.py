@@ -95,7 +95,7 @@ ENGINES: tuple[Engine, ...] = (
             ("null_content", f"{_VLLM} vllm/entrypoints/chat_utils.py _parse_chat_message_content: content None -> [] -> "
                              "'\\n'.join([]) for string-format templates (main, 2025; version not pinned)"),
             ("bos", f"{_VLLM} vllm/entrypoints/openai/protocol.py ChatCompletionRequest.add_special_tokens=False by default "
-                    "(not verified at a version)"),
+                    "(main, 2025; version not pinned)"),
             ("content_parts", f"{_VLLM} vllm/entrypoints/chat_utils.py: text parts joined for 'string' content-format templates"),
         ),
         content_parts="string",
