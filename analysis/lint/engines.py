@@ -138,8 +138,8 @@ ENGINES: tuple[Engine, ...] = (
             ("null_content", f"{_LLAMA_CPP} common/chat.cpp workaround::requires_non_null_content: a call turn without "
                              "content gets \"\" for every template that writes tool calls (master, 2025-26; not pinned)"),
             ("system", f"{_LLAMA_CPP} common/chat.cpp workaround::system_message_not_supported (master, 2025-26; not pinned)"),
-            ("bos", f"{_LLAMA_CPP} common/chat.cpp: a leading bos_token is cut when the vocabulary adds one "
-                    "(not verified at a version)"),
+            ("bos", f"{_LLAMA_CPP} common/chat.cpp apply(): a leading bos_token is cut when the vocabulary adds one "
+                    "('to avoid double BOS / EOS tokens'; master, 2025-26; not pinned)"),
             ("content_parts", f"{_LLAMA_CPP} common/chat.cpp render_message_to_json: text parts joined for a template "
                               "whose caps take string content only (master, 2025-26; not pinned)"),
         ),
