@@ -24,7 +24,7 @@ from typing import Any
 
 from peg import combinators as p
 from peg.combinators import Parser
-from peg.engine import ParseResult
+from peg.engine import ParseResult, TagNode
 from peg.text import WS
 
 #: the prefix of a deviation capture's name
@@ -133,18 +133,33 @@ def deviations_in(result: ParseResult, origin: int = 0) -> tuple[Deviation, ...]
     parse read first).  Text deviations that hold only whitespace are none."""
     found: list[Deviation] = []
     text = result.text
-    for name, kind in _BY_NAME.items():
-        for node in result.find(name):
-            start, end = node.start, node.end
-            if kind in _TEXT_KINDS:  # (the text itself, not the whitespace around it)
-                stripped = text[start:end].strip(WS)
-                if not stripped:
-                    continue
-                start = text.index(stripped, start)
-                end = start + len(stripped)
-            found.append(at(kind, text, start, end, origin))
+    for node in _deviation_nodes(result.tree):
+        kind, start, end = _BY_NAME[node.name], node.start, node.end
+        if kind in _TEXT_KINDS:  # (the text itself, not the whitespace around it)
+            stripped = text[start:end].strip(WS)
+            if not stripped:
+                continue
+            start = text.index(stripped, start)
+            end = start + len(stripped)
+        found.append(at(kind, text, start, end, origin))
+    if not found:
+        return ()
     found.sort(key=lambda d: (d.start, d.end))
     return tuple(found)
+
+
+def _deviation_nodes(nodes: tuple[TagNode, ...]) -> list[TagNode]:
+    """The deviation captures in ``nodes`` and below (one walk that builds no index: this runs on every parse)."""
+    found: list[TagNode] = []
+    stack = list(nodes)
+    names = _BY_NAME
+    while stack:
+        node = stack.pop()
+        if node.name in names:
+            found.append(node)
+        if node.children:
+            stack.extend(node.children)
+    return found
 
 
 def at(kind: DeviationKind, text: str, start: int, end: int, origin: int = 0) -> Deviation:

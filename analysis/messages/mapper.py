@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from analysis.messages.deviations import PREFIX, DeviationKind
 from analysis.messages.hooks import DROP, GENERIC, OutputHooks, Route
 from analysis.messages.pyliteral import decode_escapes, py_to_json
 from analysis.messages.tags import (
@@ -202,6 +203,20 @@ def _decoded(tag: str, node: TagNode, decode: Callable[[str, bool], str], cache:
     return found
 
 
+#: the capture of a value whose closer was left out (it ends at the next argument's opener)
+_CLOSER_LEFT_OUT = PREFIX + DeviationKind.VALUE_CLOSER_LEFT_OUT.value
+
+
+def _without_layout(value: TagNode) -> TagNode:
+    """A string value whose closer was left out, less the whitespace before
+    the next argument's opener (the template's layout around the closer,
+    ``Dallas\n\n<parameter=state>``), bar the one newline the mapper trims."""
+    text = value.text
+    kept = len(text.rstrip(_WS))
+    end = value.start + kept + (1 if text[kept : kept + 1] == "\n" else 0)
+    return TagNode(value.name, value.start, end, value.source, value.children, value.complete, value.closer)
+
+
 def _value_nodes(arg: TagNode, decoders: dict[str, Callable[[str, bool], str]], final: bool) -> tuple[str, TagNode] | None:
     """The capture that gives an argument its value: of the last of
     ``decoders`` (in their order) that has captures below ``arg``, its last
@@ -255,6 +270,8 @@ def _tagged_arguments(
             pieces.append(", ")
         pieces.append(_json_key(hooks.names(name.text)))
         chosen = _value_nodes(arg, decoders, final)
+        if chosen is not None and chosen[0] == TOOL_ARG_STRING and any(n.name == _CLOSER_LEFT_OUT for n in arg.children):
+            chosen = chosen[0], _without_layout(chosen[1])
         pieces.append(_decoded(chosen[0], chosen[1], decoders[chosen[0]], cache) if chosen is not None else "")
         if not arg.complete:
             whole = False

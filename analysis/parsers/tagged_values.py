@@ -83,8 +83,10 @@ def read_tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any], af
     def string_value(own: str) -> Parser:
         """A string value of the argument ``own`` (its own opener is no other argument's)."""
         others = [o for o, n in zip(openers, names, strict=False) if n != own]  # (openers: one per name, or none)
-        # (the whitespace the template writes around the closer left out is no part of the value)
-        ends = exact_ends + [gap + o for o in others for gap in _GAPS]
+        # (the whitespace the template writes around the closer left out is no part
+        # of the value: the mapper leaves it out; no delimiter begins with it, which
+        # would cost a scan that stops at every newline)
+        ends = exact_ends + others
         value = p.tag(TOOL_ARG_STRING, p.until(*ends, then=after, repairs=[r for r in repairs if r not in others], repair_then=after))
         if to_end is not None:  # (the whole output's reading first: see the docstring)
             whole = p.choice(to_end, p.peek(_next_argument(a))) if others else to_end  # (_next_argument: whitespace first)
