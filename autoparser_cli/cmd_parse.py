@@ -112,8 +112,9 @@ def parse(
             console().print(panel)
     review = review_parse(generated, text, outcome, partial)
     for deviation in outcome.deviations:  # (a cut is the warning below)
-        if deviation.kind is not DeviationKind.CUT_SHORT:
-            note(f"the output deviates from the template's form: {deviation.describe()}")
+        if deviation.kind is DeviationKind.CUT_SHORT:
+            continue
+        note(f"the output deviates from the template's form: {deviation.describe()}" if deviation.cost else deviation.describe())
     for problem in review.call_problems:
         note(str(problem), "warning")
     for unchecked in review.schema_notes:

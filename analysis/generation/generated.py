@@ -176,7 +176,20 @@ class Generated:
                     return cut
         if unread_calls:
             return ParseOutcome(message, False, _unread_calls_warning(unread_calls, len(self.generation_prompt)), deviations=self._deviations(result))
-        return ParseOutcome(message, True, deviations=self._deviations(result))
+        noted = self._deviations(result)
+        if marker_in_text:  # (text that holds a call marker is never silent content)
+            noted = tuple(sorted((*noted, *self._markers_as_text(result)), key=lambda d: (d.start, d.end)))
+        return ParseOutcome(message, True, deviations=noted)
+
+    def _markers_as_text(self, result: ParseResult) -> tuple[Deviation, ...]:
+        """The first call marker the content holds as text (quoted in prose: the exact reading, noted)."""
+        text, prompt = result.text, len(self.generation_prompt)
+        for node in result.find(CONTENT):
+            at = self._find_marker(text, node.start, node.end)
+            if at >= 0:
+                marker = next(m for m in self._call_markers if text.startswith(m, at))
+                return (deviation_at(DeviationKind.CALL_MARKER_IN_TEXT, text, at, at + len(marker), prompt),)
+        return ()
 
     def _deviations(self, result: ParseResult, cut_from: int = -1) -> tuple[Deviation, ...]:
         """The deviations ``result``'s reading used, in the output; with

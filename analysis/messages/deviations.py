@@ -47,6 +47,7 @@ class DeviationKind(enum.Enum):
     ROLE_HEADER_REPEATED = "role-header-repeated"
     REASONING_OPENER_IN_PROMPT = "reasoning-opener-in-prompt"
     CUT_SHORT = "cut-short"
+    CALL_MARKER_IN_TEXT = "call-marker-in-text"
 
     @property
     def cost(self) -> int:
@@ -86,6 +87,7 @@ _DECLARED: dict[DeviationKind, tuple[int, str, str]] = {
         "reasoning closed with no opener (the opener was in the prompt, or dropped)",
         "I should answer.</think>It is sunny.",
     ),
+    DeviationKind.CALL_MARKER_IN_TEXT: (0, "a call marker read as text (quoted in prose: no call reads from it)", "Use `<tool_call>` to call a tool."),
     DeviationKind.CUT_SHORT: (4, "the output ends inside a call (cut off at max_tokens?)", '{"name": "get_weather", "parameters": {"city": "Par'),
 }
 

@@ -89,10 +89,10 @@ def test_a_block_that_does_not_read_is_text_and_the_calls_around_it_are_calls(fi
         assert [c["function"]["name"] for c in message["tool_calls"]] == ["get_weather"], output
         assert phantom in message["content"] and result.exit_code == 1
         assert "a tool call block at offset" in result.stderr and "expected '<function='" in result.stderr
-    # a marker quoted in prose is prose: no block, no warning
+    # a marker quoted in prose is prose: no block, no warning, a note (issue 43: never silent)
     quoted = f"Use `<tool_call>` to call.\n{call}"
     result = run_cli("parse", "--template", str(TAGGED), "--tools", str(files["tools"]), "--json", "-", input=quoted)
-    assert result.exit_code == 0 and result.stderr == ""
+    assert result.exit_code == 0 and result.stderr == "note: a call marker read as text (quoted in prose: no call reads from it) at line 1, column 6 (offset 5)\n"
     assert json.loads(result.stdout)["content"] == "Use `<tool_call>` to call."
 
 

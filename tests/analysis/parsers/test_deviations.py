@@ -283,3 +283,13 @@ def test_a_bare_json_call_cut_short_is_reported_as_cut() -> None:
     outcome = _generated(ZOO / "meta-llama-Llama-3.1-8B-Instruct.jinja").parse(output)
     assert not outcome.ok and outcome.cut_short and outcome.message.content == output
     assert (outcome.deviations[-1].start, outcome.deviations[-1].end) == (0, len(output))
+
+
+def test_a_call_marker_quoted_in_prose_is_prose_and_noted() -> None:
+    """Text that holds a call marker never ends as silent content: quoted in
+    prose (no call reads from it) it is the exact reading, noted at cost 0."""
+    output = "Use `<tool_call>` to call a tool."
+    outcome = _read(TAGGED, output)
+    assert outcome.ok and outcome.message.content == output and not outcome.message.tool_calls
+    (note,) = outcome.deviations
+    assert (note.kind, note.cost, output[note.start : note.end]) == (DeviationKind.CALL_MARKER_IN_TEXT, 0, "<tool_call>")
