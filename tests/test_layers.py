@@ -1,7 +1,8 @@
 """The layering the README and ``analysis/__init__`` describe, checked on the
-sources: ``autoparser_cli`` -> ``analysis`` -> ``peg``; inside ``analysis``,
-each layer package imports only the layers before it; no import cycles; the
-library never prints."""
+sources: ``autoparser_cli`` -> ``analysis`` -> ``peg``, and ``autoparser_vllm``
+(the vLLM plugin) beside the CLI, the only package that imports vLLM; inside
+``analysis``, each layer package imports only the layers before it; no import
+cycles; the library never prints."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ SHARED = {"errors", "userio", "fixtures", "disk_cache", "_lazy"}  # beside the l
 
 def _modules() -> dict[str, Path]:
     out = {}
-    for package in ("peg", "analysis", "autoparser_cli"):
+    for package in ("peg", "analysis", "autoparser_cli", "autoparser_vllm"):
         for path in (ROOT / package).rglob("*.py"):
             parts = path.relative_to(ROOT).with_suffix("").parts
             out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
@@ -65,13 +66,14 @@ def _layer(module: str) -> str:
 
 @pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("peg")))
 def test_peg_knows_nothing_of_the_layers_above(module: str) -> None:
-    assert not {i for i in _imports(MODULES[module]) if i.split(".")[0] in ("analysis", "autoparser_cli", "jinja2", "typer", "rich")}
+    assert not {i for i in _imports(MODULES[module]) if i.split(".")[0] in ("analysis", "autoparser_cli", "autoparser_vllm", "vllm", "jinja2", "typer", "rich")}
 
 
 @pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("analysis")))
 def test_analysis_layers_import_only_layers_before_them(module: str) -> None:
     imports = _imports(MODULES[module])
     assert not {i for i in imports if i.split(".")[0] in ("autoparser_cli", "typer", "rich")}, "only the CLI formats"
+    assert not {i for i in imports if i.split(".")[0] in ("autoparser_vllm", "vllm")}, "the core never imports vLLM"
     layer = _layer(module)
     for imported in imports:
         if not imported.startswith("analysis.") or _layer(imported) in SHARED:
@@ -80,6 +82,28 @@ def test_analysis_layers_import_only_layers_before_them(module: str) -> None:
             assert _layer(imported) == "" or module == "analysis", (module, imported)  # shared modules use no layer
             continue
         assert LAYERS.index(_layer(imported)) <= LAYERS.index(layer), f"{module} imports {imported}"
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("autoparser_cli")))
+def test_the_cli_knows_nothing_of_vllm(module: str) -> None:
+    assert not {i for i in _imports(MODULES[module]) if i.split(".")[0] in ("autoparser_vllm", "vllm")}
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("autoparser_vllm")))
+def test_only_the_plugins_vllm_module_imports_vllm(module: str) -> None:
+    """``autoparser_vllm.vllm_parsers`` is the one module that imports vLLM (the
+    entry point imports it inside ``register``); the plugin uses the library, never the CLI."""
+    imports = _imports(MODULES[module])
+    assert not {i for i in imports if i.split(".")[0] in ("autoparser_cli", "typer", "rich")}
+    if module not in ("autoparser_vllm.vllm_parsers", "autoparser_vllm.plugin"):
+        assert not {i for i in imports if i.split(".")[0] == "vllm" or i == "autoparser_vllm.vllm_parsers"}, module
+    if module == "autoparser_vllm.plugin":
+        assert not {i for i in imports if i.split(".")[0] == "vllm"}
+
+
+def test_the_vllm_module_is_the_only_one_importing_vllm() -> None:
+    importers = {m for m, path in MODULES.items() if any(i.split(".")[0] == "vllm" for i in _imports(path))}
+    assert importers == {"autoparser_vllm.vllm_parsers"}
 
 
 def test_no_import_cycles() -> None:
