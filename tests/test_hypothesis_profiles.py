@@ -28,8 +28,8 @@ def _profile(**env: str) -> list[object]:
 @pytest.mark.parametrize(
     "env, expected",
     [
-        ({"CI": "1"}, ["ci", True, True, 1000, 6]),
-        # (the others: a Python process each, out of the fast loop)
+        # (a Python process each: not the fast loop's)
+        pytest.param({"CI": "1"}, ["ci", True, True, 1000, 6], marks=pytest.mark.slow),
         pytest.param({}, ["dev", False, False, 100, 6], marks=pytest.mark.slow),
         pytest.param({"AUTOPARSER_HYPOTHESIS_PROFILE": "ci"}, ["ci", True, True, 1000, 6], marks=pytest.mark.slow),
         pytest.param(
@@ -42,6 +42,7 @@ def test_the_profile_is_chosen_by_the_environment(env: dict[str, str], expected:
     assert _profile(**env) == expected
 
 
+@pytest.mark.slow  # (a Python run of its own: not the fast loop's)
 def test_an_unknown_profile_is_refused() -> None:
     with pytest.raises(subprocess.CalledProcessError) as caught:
         _profile(AUTOPARSER_HYPOTHESIS_PROFILE="fast")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.cli_helpers import assert_clean_error, run_cli
 from tests.conftest import PROJECT_TEMPLATES
 
@@ -159,6 +161,7 @@ def test_parse_never_sends_control_characters_to_the_terminal(tmp_path: Path) ->
     assert json.loads(as_json.stdout)["content"] == out.read_bytes().decode()  # JSON keeps the text exactly
 
 
+@pytest.mark.slow  # (a Python run of its own: not the fast loop's)
 def test_help_comes_from_the_cache_after_the_first_time(tmp_path, monkeypatch, capsys) -> None:
     """``autoparser --help`` answers without importing Typer once it has been
     written: the same text, kept under a key with the help's width."""
@@ -201,6 +204,7 @@ def test_help_comes_from_the_cache_after_the_first_time(tmp_path, monkeypatch, c
     assert len(list((tmp_path / "help").iterdir())) == 3
 
 
+@pytest.mark.slow  # (a Python run of its own: not the fast loop's)
 def test_version_and_help_do_not_import_typer(tmp_path) -> None:
     import os
     import subprocess

@@ -67,6 +67,7 @@ def _run_into_closed_pipe(*args: str) -> tuple[int, str]:
     return done.returncode, done.stderr
 
 
+@pytest.mark.slow  # (a Python run of its own: not the fast loop's)
 def test_a_closed_pipe_is_quiet_and_exits_0() -> None:
     for args in (["analyze", str(TAGGED)], ["analyze", str(TAGGED), "--json"]):  # (Rich's output, and plain text)
         code, err = _run_into_closed_pipe(*args)

@@ -145,6 +145,7 @@ LAZINESS_DIFFERENCES = {
 }
 
 
+@pytest.mark.slow  # (zoo-wide)
 @needs_shared
 def test_grammars_are_lazy_where_the_reference_is() -> None:
     rows = [json.loads(line) for line in (SHARED / "reference" / "apply.jsonl").read_text().splitlines()]

@@ -172,6 +172,7 @@ def test_code_changes_change_every_key(cache, monkeypatch):
     assert disk_cache.entry_key("code", "source") != before
 
 
+@pytest.mark.slow  # (a Python run of its own: not the fast loop's)
 def test_the_installed_command_uses_the_cache_across_runs(tmp_path):
     env = dict(os.environ, AUTOPARSER_CACHE_DIR=str(tmp_path / "c"))
     command = [sys.executable, "-m", "autoparser_cli", "analyze", "--json"]

@@ -66,12 +66,14 @@ def _cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow  # (a Python run of its own: not the fast loop's)
 def test_cli_reads_a_repo_id_through_the_users_cache(tmp_path: Path) -> None:
     result = _cli(tmp_path, "render", "org/model@v1", "--messages", str(_messages(tmp_path)))
     assert result.returncode == 0, result.stderr
     assert result.stdout == "V1 hello"
 
 
+@pytest.mark.slow  # (a Python run of its own: not the fast loop's)
 def test_cli_repo_not_in_the_offline_cache(tmp_path: Path) -> None:
     result = _cli(tmp_path, "analyze", "org/other")
     assert result.returncode == 2
