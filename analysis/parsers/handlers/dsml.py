@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from analysis.messages import tags
+from analysis.messages.deviations import DeviationKind, deviation
 from analysis.messages.tags import (
     TOOL_ARG,
     TOOL_ARG_NAME,
@@ -85,23 +86,45 @@ def markup_handler(name: str, dialect: str, section: str) -> Handler:
             # exact reading: a value ends at the first closer from which the call reads on (the next
             # parameter, the invoke's or the section's end): a closer quoted in the value is its text
             follows = [p.literal(param), p.literal(invoke_end), *([p.literal(section_end)] if section_end else []), p.end()]
-            after = p.literal(param_end) + p.space() + p.choice(*follows)
+            after_param = p.literal(param_end) + p.space() + p.choice(*follows)
             # the whole output's reading first: the closers, then the next parameter or invoke, or the section's end and the output's
             after_section = p.choice(p.peek(p.literal(section_start)), end) if section_start and end is not None else (end or p.end())
+            if section_start and next_invoke is not None:
+                # (a deviation: text between two sections, holding none of the format's
+                # markers, then the next section's invoke, whole)
+                markers = (section_start, section_end, invoke, invoke_end, param, param_end)
+                between = p.until(*markers) + p.literal(section_start) + p.space() + next_invoke
+                after_section = p.choice(after_section, p.peek(between))
             section_tail = p.literal(section_end) + p.space() + after_section if section_end else after_section
-            local = p.tag(TOOL_ARG_STRING, p.until(param_end, then=after))
-            text = p.literal('true">') + local
-            if next_invoke is not None:  # (the next invoke, whole, as it reads alone: the look-ahead never nests)
-                invoke_tail = p.literal(invoke_end) + p.space() + p.choice(p.peek(next_invoke), section_tail)
-                whole = p.literal(param_end) + p.space() + p.choice(p.peek(p.literal(param)), invoke_tail)
-                text = p.literal('true">') + whole_reading_first((param_end,), whole, local, lambda until: p.tag(TOOL_ARG_STRING, until))
-            # a declared name (longest first, whole), else any (an argument the schema does not declare is kept: the schema check reports it)
-            # (a name is complete, and shown, once its closing quote confirms it)
-            arg_name = p.choice(*(p.literal(str(n)) + p.peek(p.literal('"')) for n in names), p.chars('[^"]', 1, UNBOUNDED) + p.peek(p.literal('"')))
+            invoke_tail = p.literal(invoke_end) + p.space() + p.choice(p.peek(next_invoke), section_tail) if next_invoke is not None else None
             # a typed value that reads as no type is kept as written (the schema check reports it)
-            end = p.peek(p.space() + p.literal(param_end))
-            typed = p.literal('false">') + p.space() + typed_value({}, f"{function['name']}-value", end, p.tag(TOOL_ARG_RAW, p.until(param_end, then=after)))
-            arg = p.tag(TOOL_ARG, p.literal(param) + p.tag(TOOL_ARG_NAME, arg_name) + p.literal('" string="') + p.choice(text, typed) + p.literal(param_end))
+            typed_end = p.peek(p.space() + p.literal(param_end))
+            left_out = deviation(DeviationKind.VALUE_CLOSER_LEFT_OUT, p.negate(p.space() + p.end()))
+
+            def parameter(own: str | None) -> Parser:
+                """A parameter named ``own`` (None: any name); a value's closer may be
+                left out (a deviation) where another declared parameter's opener follows."""
+                openers = [f'{param}{n}"' for n in names if n != own]
+                next_param = p.peek(p.space() + p.choice(*(p.literal(o) for o in openers))) if openers and own is not None else None
+                after = p.choice(after_param, next_param) if next_param is not None else after_param
+                ends = (param_end, *openers) if next_param is not None else (param_end,)
+                local = p.tag(TOOL_ARG_STRING, p.until(*ends, then=after))
+                text = p.literal('true">') + local
+                if invoke_tail is not None:  # (the next invoke, whole, as it reads alone: the look-ahead never nests)
+                    whole = p.literal(param_end) + p.space() + p.choice(p.peek(p.literal(param)), invoke_tail)
+                    if next_param is not None:
+                        whole = p.choice(whole, next_param)
+                    text = p.literal('true">') + whole_reading_first(ends, whole, local, lambda until: p.tag(TOOL_ARG_STRING, until))
+                # a declared name (whole), else any (an argument the schema does not declare is kept: the schema check reports it)
+                # (a name is complete, and shown, once its closing quote confirms it)
+                name = (p.literal(own) if own is not None else p.chars('[^"]', 1, UNBOUNDED)) + p.peek(p.literal('"'))
+                raw = p.tag(TOOL_ARG_RAW, p.until(param_end, then=after))
+                typed = p.literal('false">') + p.space() + typed_value({}, f"{function['name']}-value", typed_end, raw)
+                value_close = p.choice(p.literal(param_end), left_out) if next_param is not None else p.literal(param_end)
+                return p.tag(TOOL_ARG, p.literal(param) + p.tag(TOOL_ARG_NAME, name) + p.literal('" string="') + p.choice(text, typed) + value_close)
+
+            # (declared names longest first)
+            arg = p.choice(*(parameter(str(n)) for n in names), parameter(None))
             # an invoke whose end is left out ends at the section's end
             close = p.choice(p.literal(invoke_end), p.peek(p.literal(section_end))) if section_end else p.literal(invoke_end)
             return tags.tool(head + p.zero_or_more(arg + p.space()) + close)

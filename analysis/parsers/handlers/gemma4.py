@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from analysis.messages import tags
+from analysis.messages.deviations import DeviationKind, deviation
 from analysis.messages.hooks import OutputHooks
 from analysis.messages.pyliteral import json_number
 from analysis.messages.tags import TOOL_ARG, TOOL_ARG_NAME, TOOL_ARG_RAW
@@ -148,10 +149,10 @@ def _call(function: dict[str, Any], value: Parser, for_grammar: bool = False, st
     arg = p.tag(TOOL_ARG, p.tag(TOOL_ARG_NAME, name_choice) + p.space() + p.literal(":") + p.space() + read)
     args = p.optional(arg + p.zero_or_more(p.space() + p.literal(",") + p.space() + arg))
     # (parsing) the closing brace left out: the call's end marker ends it
-    close = p.choice(p.literal("}"), p.peek(p.literal(CALL_END))) if not for_grammar else p.literal("}")
-    return tags.tool(p.literal(CALL_START + "call:") + tags.tool_name(p.literal(function["name"])) + p.literal("{") + p.space() + args + p.space() + close
-        + (p.optional(p.literal(CALL_END)) if not for_grammar else p.literal(CALL_END)),
-    )
+    close = p.choice(p.literal("}"), deviation(DeviationKind.CALL_CLOSER_LEFT_OUT, p.peek(p.literal(CALL_END)))) if not for_grammar else p.literal("}")
+    end = p.choice(p.literal(CALL_END), deviation(DeviationKind.CALL_CLOSER_LEFT_OUT, p.eps())) if not for_grammar else p.literal(CALL_END)
+    head = p.literal(CALL_START + "call:") + tags.tool_name(p.literal(function["name"])) + p.literal("{")
+    return tags.tool(head + p.space() + args + p.space() + close + end)
 
 
 def build(
@@ -187,7 +188,7 @@ def build(
         prose = tags.content(p.literal(CALL_START))  # a call marker not followed by a call
         if request.parallel_tool_calls or not for_grammar:  # calls and text in any order (see repeated_calls)
             # (parsing) a call's closer written twice (<tool_call|><tool_call|>) is dropped
-            stray = p.zero_or_more(p.space() + p.literal(CALL_END)) if not for_grammar else p.eps()
+            stray = p.optional(deviation(DeviationKind.CLOSER_REPEATED, p.one_or_more(p.space() + p.literal(CALL_END)))) if not for_grammar else p.eps()
             body = reasoning + p.zero_or_more(p.choice(call + stray + p.space(), prose, *plain)) + end
         else:  # at most one call, with text before and after it; a second call fails
             text = p.zero_or_more(p.choice(*plain))
