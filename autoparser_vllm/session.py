@@ -13,16 +13,17 @@ from __future__ import annotations
 import functools
 import os
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from analysis.generation import AutoParser, Generated, ParseOutcome, StreamParser, auto_parser
+from analysis.messages.deviations import DeviationKind
 from analysis.messages.mapper import Delta
 from analysis.parsers import ChatRequest
 from analysis.parsers.request import ReasoningFormat, ToolChoice
-from analysis.template import LoadedTemplate
+from analysis.template import LoadedTemplate, RenderRequest
 from peg.errors import AutoparserError
 
 #: the environment variable that names a template file (vLLM does not hand ``--chat-template`` to parsers)
@@ -74,12 +75,24 @@ def _analysed(text: str, origin: str, bos: str, eos: str) -> AutoParser:
     return parser
 
 
+@functools.lru_cache(maxsize=8)
+def thinking_default(parser: AutoParser) -> bool:
+    """Whether the template thinks when ``enable_thinking`` is not given, as
+    vLLM renders it unless the request sets it (the library always passes the
+    flag): the generation prompt rendered without it is the one rendered with it on."""
+    messages = [{"role": "user", "content": "Hello"}]
+    unset = parser.template.render(RenderRequest(messages, add_generation_prompt=True))
+    return unset == parser.template.render(RenderRequest(messages, add_generation_prompt=True, enable_thinking=True))
+
+
 def parser_for(tokenizer: Any) -> AutoParser:
     """The template's :class:`AutoParser`, analysed once per template text
     (cached); a template that cannot be analysed is a one-line :class:`PluginError`."""
     text, origin = template_of(tokenizer)
     try:
-        return _analysed(text, origin, _token(tokenizer, "bos_token"), _token(tokenizer, "eos_token"))
+        parser = _analysed(text, origin, _token(tokenizer, "bos_token"), _token(tokenizer, "eos_token"))
+        thinking_default(parser)
+        return parser
     except AutoparserError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__
         raise PluginError(f"autoparser cannot analyse {origin}: {first}") from None
@@ -118,14 +131,23 @@ def _tool_choice(choice: Any) -> tuple[ToolChoice, str | None]:
     return ToolChoice.REQUIRED, name if isinstance(name, str) else None
 
 
-def chat_request(request: Any, chat_template_kwargs: Mapping[str, Any] | None = None, *, reasoning: bool = True, tools: bool = True) -> ChatRequest:
+def chat_request(
+    request: Any,
+    chat_template_kwargs: Mapping[str, Any] | None = None,
+    *,
+    reasoning: bool = True,
+    tools: bool = True,
+    thinking: bool = True,
+) -> ChatRequest:
     """A vLLM chat request as the library's :class:`ChatRequest`: messages,
     tools (a named ``tool_choice`` is ``required`` with that tool alone),
     ``parallel_tool_calls``, the template kwargs (``enable_thinking`` among
-    them). ``reasoning=False`` leaves reasoning in the content as written (no
-    reasoning parser); ``tools=False`` reads no calls (no tool parser)."""
+    them; ``thinking`` where they do not say, the template's default:
+    :func:`thinking_default`). ``reasoning=False`` leaves reasoning in the
+    content as written (no reasoning parser); ``tools=False`` reads no calls
+    (no tool parser)."""
     kwargs = dict(chat_template_kwargs or getattr(request, "chat_template_kwargs", None) or {})
-    thinking = kwargs.pop("enable_thinking", kwargs.get("thinking", True))
+    thinking = kwargs.pop("enable_thinking", kwargs.get("thinking", thinking))
     choice, named = _tool_choice(getattr(request, "tool_choice", None))
     tool_list = [t for t in (_plain(getattr(request, "tools", None)) or []) if isinstance(t, dict)]
     if named is not None:
@@ -187,9 +209,10 @@ class Piece:
         return bool(self.reasoning or self.content or self.calls)
 
 
-def notes(outcome: ParseOutcome) -> list[str]:
-    """The deviations and unread blocks a reading reports, one line each (what the plugin logs)."""
-    lines = [d.describe() for d in outcome.deviations]
+def notes(outcome: ParseOutcome, skip: Collection[DeviationKind] = ()) -> list[str]:
+    """The deviations (but those of the kinds in ``skip``) and unread blocks a
+    reading reports, one line each (what the plugin logs)."""
+    lines = [d.describe() for d in outcome.deviations if d.kind not in skip]
     if not outcome.ok and outcome.warning:
         lines.append(outcome.warning.strip().splitlines()[0])
     return lines
@@ -198,10 +221,18 @@ def notes(outcome: ParseOutcome) -> list[str]:
 class Session:
     """One request's reading: whole (:meth:`parse`) or streamed (:meth:`feed`, :meth:`finish`).
 
-    ``log`` receives the notes once per request (a whole parse, or a stream's end)."""
+    ``log`` receives the notes once per request (a whole parse, or a stream's
+    end), but for deviations of the kinds in ``skip``."""
 
-    def __init__(self, generated: Generated, make_id: IdMaker = vllm_style_id, log: Callable[[list[str]], None] | None = None) -> None:
+    def __init__(
+        self,
+        generated: Generated,
+        make_id: IdMaker = vllm_style_id,
+        log: Callable[[list[str]], None] | None = None,
+        skip: Collection[DeviationKind] = (),
+    ) -> None:
         self.generated = generated
+        self.skip = skip
         self.make_id = make_id
         self.log = log
         self.stream = StreamParser(generated)
@@ -209,11 +240,25 @@ class Session:
         self.names: dict[int, str] = {}
         self.finished: ParseOutcome | None = None
         self._logged = False
+        #: reasoning left in the content (no reasoning parser) starts with what the
+        #: generation prompt wrote of it (``<think></think>``): the model did not write that
+        self.echo = generated.parse("").message.content if generated.request.reasoning_format is ReasoningFormat.NONE else ""
+        self._echo_left = self.echo
+
+    def _content(self, text: str) -> str:
+        """Streamed content less the generation prompt's echo."""
+        if self._echo_left:
+            cut = 0
+            while cut < min(len(text), len(self._echo_left)) and text[cut] == self._echo_left[cut]:
+                cut += 1
+            self._echo_left = self._echo_left[cut:] if cut == min(len(text), len(self._echo_left)) else ""
+            text = text[cut:]
+        return text
 
     def _report(self, outcome: ParseOutcome) -> None:
         if self.log is not None and not self._logged:
             self._logged = True
-            lines = notes(outcome)
+            lines = notes(outcome, self.skip)
             if lines:
                 self.log(lines)
 
@@ -228,7 +273,8 @@ class Session:
         message = outcome.message
         calls = tuple(Call(self._id(i, c.name, c.id), c.name, c.arguments) for i, c in enumerate(message.tool_calls))
         self._report(outcome)
-        return Reply(message.reasoning_content or None, message.content or None, calls, outcome)
+        content = message.content[len(self.echo) :] if self.echo and message.content.startswith(self.echo) else message.content
+        return Reply(message.reasoning_content or None, content or None, calls, outcome)
 
     def _piece(self, deltas: Sequence[Delta]) -> Piece:
         piece = Piece()
@@ -236,7 +282,7 @@ class Session:
             if delta.reasoning_content:
                 piece.reasoning += delta.reasoning_content
             if delta.content:
-                piece.content += delta.content
+                piece.content += self._content(delta.content)
             index = delta.tool_index
             if index is None:
                 continue
@@ -296,5 +342,6 @@ __all__ = [
     "reasoning_markers",
     "single_token_ids",
     "template_of",
+    "thinking_default",
     "vllm_style_id",
 ]

@@ -38,6 +38,7 @@ from vllm.sampling_params import StructuredOutputsParams
 from vllm.tool_parsers import ToolParser, ToolParserManager
 
 from analysis.generation import AutoParser, Generated
+from analysis.messages.deviations import DeviationKind
 from analysis.phases.result import PrefillOutcome
 from autoparser_vllm.session import (
     Piece,
@@ -47,6 +48,7 @@ from autoparser_vllm.session import (
     parser_for,
     reasoning_markers,
     single_token_ids,
+    thinking_default,
 )
 
 logger = init_logger("autoparser_vllm")
@@ -126,7 +128,9 @@ class AutoparserParser(Parser):  # type: ignore[misc,unused-ignore]
     def _generated(self, request: Any, enable_auto_tools: bool) -> Generated:
         tools = self.tool_parser_cls is not None and (_reads_tools(request, enable_auto_tools) or _forced(request))
         return self.autoparser.generate(
-            chat_request(request, self.chat_template_kwargs, reasoning=self.reasoning_parser_cls is not None, tools=tools)
+            chat_request(
+                request, self.chat_template_kwargs, reasoning=self.reasoning_parser_cls is not None, tools=tools, thinking=thinking_default(self.autoparser)
+            )
         )
 
     def _session(self, request: Any, enable_auto_tools: bool = True) -> Session:
@@ -204,7 +208,7 @@ class AutoparserToolParser(ToolParser):  # type: ignore[misc,unused-ignore]
         self.opened_by_prompt: bool | None = None
 
     def _generated(self, request: Any) -> Generated:
-        return self.autoparser.generate(chat_request(request, reasoning=False, tools=True))
+        return self.autoparser.generate(chat_request(request, reasoning=False, tools=True, thinking=thinking_default(self.autoparser)))
 
     def _prefix(self, generated: Generated, text: str) -> str:
         """Where the generation prompt opened reasoning that the text no longer
@@ -264,7 +268,6 @@ class AutoparserReasoningParser(ReasoningParser):  # type: ignore[misc,unused-ig
         self.markers = reasoning_markers(self.autoparser)
         self.marker_ids = single_token_ids(tokenizer, self.markers)
         self.session: Session | None = None
-        self.text = ""
         self.ended = False
 
     @property
@@ -299,10 +302,16 @@ class AutoparserReasoningParser(ReasoningParser):  # type: ignore[misc,unused-ig
         return input_ids if end_id is not None or not self.markers[1] else []
 
     def _generated(self, request: Any) -> Generated:
-        return self.autoparser.generate(chat_request(request, self.chat_template_kwargs, reasoning=True, tools=False))
+        return self.autoparser.generate(
+            chat_request(request, self.chat_template_kwargs, reasoning=True, tools=False, thinking=thinking_default(self.autoparser))
+        )
+
+    def _session(self, generated: Generated) -> Session:
+        """Calls are the tool parser's: their markers, read as text here, are not noted."""
+        return Session(generated, _id_maker(None), _log, skip=(DeviationKind.CALL_MARKER_IN_TEXT,))
 
     def extract_reasoning(self, model_output: str, request: Any) -> tuple[str | None, str | None]:
-        reply = Session(self._generated(request), _id_maker(None), _log).parse(model_output)
+        reply = self._session(self._generated(request)).parse(model_output)
         return reply.reasoning, reply.content
 
     def extract_reasoning_streaming(
@@ -315,11 +324,9 @@ class AutoparserReasoningParser(ReasoningParser):  # type: ignore[misc,unused-ig
         delta_token_ids: Sequence[int],
     ) -> DeltaMessage | None:
         if self.session is None:  # no request here: the template's default request (tools do not change reasoning)
-            self.session = Session(self._generated(_DefaultRequest(self.chat_template_kwargs)), _id_maker(None), _log)
-        self.text += delta_text
+            self.session = self._session(self._generated(_DefaultRequest(self.chat_template_kwargs)))
         piece = self.session.feed(delta_text)
-        end = self.markers[1]
-        if end and end in self.text:
+        if piece.content.strip():  # the reading has left the reasoning block (its closer and the whitespace after it)
             self.ended = True
         return _delta(piece)
 
