@@ -37,6 +37,7 @@ EXCLUDES: dict[str, tuple[tuple[str, str, str], ...]] = {
         for option in ("diffs", "show_parser", "show_grammar", "show_all")
     ),
     "grammar": (("output_only", "check_output_path", "--check tests the output against the grammar as generated"),),
+    "export": (("verify", "check_only", "--check is the reading with transformers"),),
 }
 
 
@@ -44,12 +45,20 @@ def _given(value: Any) -> bool:
     return value is not None and value is not False and value != [] and value != ()
 
 
-def _declared(func: Callable[..., Any], name: str) -> tuple[str, Any]:
-    """A parameter's first flag (or metavar) and default, as the command declares it."""
+def _declared(func: Callable[..., Any], name: str, value: Any = True) -> tuple[str, Any]:
+    """A parameter's long flag (or metavar) and default, as the command
+    declares it; of an on/off pair, the one that gives ``value``."""
     info = inspect.signature(func).parameters[name].default
     decls = [d for d in getattr(info, "param_decls", ()) or () if d.startswith("-")]
-    flag = max(decls, key=len).split("/")[0] if decls else getattr(info, "metavar", None) or name
+    on, _, off = (max(decls, key=len) if decls else "").partition("/")
+    flag = (off if value is False and off else on) or getattr(info, "metavar", None) or name
     return flag, getattr(info, "default", None)
+
+
+def _set(value: Any, default: Any) -> bool:
+    """Whether an option's value was given: it is not its default (an option
+    at its default changes nothing), and not an empty one."""
+    return value != default and value is not None and value != [] and value != ()
 
 
 def unmet_requirement(func: Callable[..., Any], values: Mapping[str, Any]) -> str | None:
@@ -58,13 +67,11 @@ def unmet_requirement(func: Callable[..., Any], values: Mapping[str, Any]) -> st
     ``func``'s arguments; an option counts as given when its value is not
     its default (an option at its default changes nothing)."""
     for option, needed, why in REQUIRES.get(func.__name__, ()):
-        flag, default = _declared(func, option)
-        value = values.get(option)
-        if _given(value) and value != default and not _given(values.get(needed)):
+        flag, default = _declared(func, option, values.get(option))
+        if _set(values.get(option), default) and not _given(values.get(needed)):
             return f"{flag} needs {_declared(func, needed)[0]} ({why})"
     for option, other, why in EXCLUDES.get(func.__name__, ()):
-        flag, default = _declared(func, option)
-        value = values.get(option)
-        if _given(value) and value != default and _given(values.get(other)):
+        flag, default = _declared(func, option, values.get(option))
+        if _set(values.get(option), default) and _given(values.get(other)):
             return f"{flag} does nothing beside {_declared(func, other)[0]} ({why})"
     return None

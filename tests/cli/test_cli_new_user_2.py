@@ -90,6 +90,7 @@ def test_parse_with_the_template_first_says_where_the_template_goes() -> None:
         (["grammar", "--check", "-", "--output-only"], "--output-only does nothing beside --check"),
         (["analyze", "--json", "--diffs"], "--diffs does nothing beside --json"),
         (["analyze", "--json", "--all"], "--all does nothing beside --json"),
+        (["export", "--check", "--no-verify"], "--no-verify does nothing beside --check"),  # (the off side of a pair)
         (["check", str(DEMO), "--ignore", "raises"], "--ignore needs --lint"),
         (["check", str(DEMO), "--case", "x"], "--case needs --cases"),
         (["check", str(DEMO), "--templates", str(PROJECT_TEMPLATES)], "--templates needs --cases"),
