@@ -212,7 +212,7 @@ def _in_json_file(exc: Exception, arguments: dict[str, Any]) -> str:
 
     candidates = [arguments.get(name) for name in ("source", "template", "write")] + list(arguments.get("sources") or [])
     for candidate in candidates:
-        if isinstance(candidate, Path):
+        if isinstance(candidate, Path) and candidate.exists():  # (a Hub id is not fetched again)
             for name, (file, file_line) in json_template_lines(candidate).items():
                 if str(exc).startswith(f"{name}:{line}"):
                     return f" (the template is the JSON string on line {file_line} of {file})"
