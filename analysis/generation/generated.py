@@ -208,14 +208,14 @@ class Generated:
         a call at a call marker inside which the output ends (a partial parse
         of the calls from that marker runs out of input); else -1."""
         trigger, calls, last = self.built.trigger, self.built.tool_calls, _last_call(result.tree)
-        if not trigger or calls is None or last is None:
+        if not self._call_markers or calls is None or last is None:
             return -1
         text = result.text
         at = self._find_marker(text, last.end, len(text))
         if at < 0:
             return -1
         # (a marker inside a section, its opener left out, MiniMax's <invoke name=: read as the section holds it)
-        calls_text = text if text.startswith(trigger, at) else text[:at] + trigger + text[at:]
+        calls_text = text if not trigger or text.startswith(trigger, at) else text[:at] + trigger + text[at:]
         return at if parse(calls, calls_text, partial=True, start=at).status is Status.NEED_MORE else -1
 
     def _unread_block(self, result: ParseResult) -> UnreadBlock | None:
@@ -253,6 +253,8 @@ class Generated:
         markers = [self.built.trigger, strip_ws(fmt.per_call_start)]
         if not self.built.trigger and self.hooks is GENERIC and self.built.tool_calls is not None:
             markers += bare_json_call_starts(self.analysis)  # (Llama 3's {"name": a call with no marker)
+            if fmt.mode is ToolFormat.JSON_NATIVE and fmt.tools_array_wrapped and fmt.name_field and not fmt.fun_name_is_key:
+                markers.append('[{"' + fmt.name_field + '"')  # (a bare call list's start)
         if self.hooks is GENERIC and fmt.mode is not ToolFormat.JSON_NATIVE and prefix.startswith("<") and len(prefix) >= 3:
             markers.append(prefix)
         return tuple(m for m in dict.fromkeys(markers) if m)
@@ -267,7 +269,10 @@ class Generated:
         after the calls: text runs end only at a marker a call reads from)."""
         text = result.text
         if not message.tool_calls:  # (where no call reads, a marker inside a section is prose: the trigger opens calls)
-            return self._call_markers[0] in message.content if self.built.trigger else any(m in message.content for m in self._call_markers)
+            if self.built.trigger:
+                return self.built.trigger in message.content
+            # (a bare call list's "[{" quoted in prose is prose: it opens a list only where the output or the calls begin)
+            return any(message.content.lstrip().startswith(m) if m.startswith("[") else m in message.content for m in self._call_markers)
         last = None if result.rejected else _last_call(result.tree)
         if last is not None:  # (text before and between calls ends at the first marker: only the text after them can hold one)
             return self._find_marker(text, last.end, len(text)) >= 0

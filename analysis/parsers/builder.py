@@ -182,11 +182,12 @@ def build_parser(
             # (parsing) calls at the output's start, text after them content; after
             # text, no marker tells a call from a JSON object quoted in prose: from
             # the first call start from which the calls read to the output's end
-            rest = p.rule("calls-to-end", tool_calls + tail)
+            # (a deviation: text between calls that each begin a line)
+            line_starts = [f"\n{s}" for s in json_starts]
+            rest = p.rule("calls-to-end", _calls_with_text_between(tool_calls, closers, line_starts, stops) + tail)
             to_end = p.rule("glued-calls-to-end", tool_calls + closers + ending(ends))
             # (a deviation: calls that begin a line, after text, with text after them: a
             # call object inline in a sentence, "Send {"name": …} and wait.", stays text)
-            line_starts = [f"\n{s}" for s in json_starts]
             text_after = deviation(DeviationKind.TEXT_AFTER_CALLS, text_until((), stops)) + ending(stops)
             own_line = p.rule("calls-on-their-own-line", tags.content(p.literal("\n")) + p.space() + tool_calls + closers + text_after)
             after_text = p.rule("glued-or-own-line-calls", p.choice(to_end, own_line))
@@ -195,7 +196,7 @@ def build_parser(
             # (parsing) a JSON call list with no marker before it: at the output's
             # start, or glued to text before it ("Let me check that.[{"name": …}]"):
             # from the first "[" from which the calls read to the output's end
-            rest = p.rule("calls-to-end", tool_calls + tail)
+            rest = p.rule("calls-to-end", _calls_with_text_between(tool_calls, closers, ["\n["], stops) + tail)
             with_calls = p.choice(p.space() + rest, text_until(("[",), stops, then=rest) + rest)
         else:
             with_calls = p.space() + tool_calls + tail
@@ -210,6 +211,14 @@ def build_parser(
         body = reasoning + _content_only(analysis, stops)
     parser = p.literal(boilerplate) + body
     return BuiltParser(parser, boilerplate, body, tool_calls, trigger, extracts, without_fallback)
+
+
+def _calls_with_text_between(calls: Parser, closers: Parser, line_starts: Sequence[str], stops: Sequence[str]) -> Parser:
+    """Calls with no marker of their own (bare JSON), and more of them after
+    text, where they begin a line (a deviation: text between calls)."""
+    block = p.rule("call-block-on-its-line", p.space() + calls)
+    between = deviation(DeviationKind.TEXT_BETWEEN_CALLS, text_until(line_starts, stops, then=block))
+    return calls + p.zero_or_more(closers + between + block)
 
 
 def reply_lead(analysis: TemplateAnalysis, boilerplate: str, tools: bool = False) -> str:
