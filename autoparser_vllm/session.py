@@ -311,6 +311,51 @@ class Session:
         return self._piece(deltas)
 
 
+def xgrammar_ebnf(gbnf: str) -> str:
+    """A GBNF grammar in the EBNF vLLM's grammar backend (xgrammar) reads: the
+    same but for an empty alternative (``space ::= | " "``), which GBNF allows
+    and xgrammar's reader does not: it is written ``""``."""
+    out: list[str] = []
+    last = ""  # the last token outside literals: "::=", "(", "|" or another
+    i = 0
+    while i < len(gbnf):
+        ch = gbnf[i]
+        if ch in "\"[":  # a string literal or a character class, copied whole
+            close = '"' if ch == '"' else "]"
+            j = i + 1
+            while j < len(gbnf) and gbnf[j] != close:
+                j += 2 if gbnf[j] == "\\" else 1
+            out.append(gbnf[i : j + 1])
+            last, i = "x", j + 1
+            continue
+        if ch == "#":  # a comment, to the line's end
+            j = gbnf.find("\n", i)
+            j = len(gbnf) if j < 0 else j
+            out.append(gbnf[i:j])
+            i = j
+            continue
+        if ch == "\n" and last == "|":
+            out.append(' ""')
+            last = "x"
+        if gbnf.startswith("::=", i):
+            out.append("::=")
+            last, i = "::=", i + 3
+            continue
+        if ch in "|)":
+            if last in ("::=", "(", "|") if ch == "|" else last == "|":
+                out.append('"" ')
+            last = ch
+        elif ch == "(":
+            last = "("
+        elif not ch.isspace():
+            last = "x"
+        out.append(ch)
+        i += 1
+    if last == "|":
+        out.append(' ""')
+    return "".join(out)
+
+
 def reasoning_markers(parser: AutoParser) -> tuple[str, str]:
     """The template's reasoning opener and closer, without the whitespace the template writes around them."""
     reasoning = parser.analysis.reasoning
@@ -344,4 +389,5 @@ __all__ = [
     "template_of",
     "thinking_default",
     "vllm_style_id",
+    "xgrammar_ebnf",
 ]

@@ -49,6 +49,7 @@ from autoparser_vllm.session import (
     reasoning_markers,
     single_token_ids,
     thinking_default,
+    xgrammar_ebnf,
 )
 
 logger = init_logger("autoparser_vllm")
@@ -140,8 +141,8 @@ class AutoparserParser(Parser):  # type: ignore[misc,unused-ignore]
 
     def adjust_request(self, request: Any) -> Any:
         """``tool_choice`` required or a named function: the grammar autoparser
-        generates, as vLLM's structured output (a GBNF ``grammar``, which
-        xgrammar compiles), from the first generated token."""
+        generates for the output, as vLLM's structured output (``grammar``, in
+        the EBNF xgrammar reads), from the first generated token."""
         if self.tool_parser_cls is None or not _forced(request) or getattr(request, "structured_outputs", None) is not None:
             return request
         try:
@@ -151,7 +152,7 @@ class AutoparserParser(Parser):  # type: ignore[misc,unused-ignore]
         if not grammar:
             logger.warning("autoparser: no grammar for tool_choice=%s: %s", getattr(request, "tool_choice", None), why)
             return request
-        request.structured_outputs = StructuredOutputsParams(grammar=grammar)
+        request.structured_outputs = StructuredOutputsParams(grammar=xgrammar_ebnf(grammar))
         if hasattr(request, "response_format"):
             request.response_format = None
         if hasattr(request, "_grammar_from_parser"):

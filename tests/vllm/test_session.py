@@ -25,6 +25,7 @@ from autoparser_vllm.session import (
     reasoning_markers,
     single_token_ids,
     template_of,
+    xgrammar_ebnf,
 )
 from tests.conftest import ROOT
 
@@ -232,3 +233,19 @@ def test_an_unread_block_is_logged() -> None:
     reply = session(log=logged.append).parse("Sure.\n<tool_call>\nnot a call\n</tool_call>")
     assert not reply.outcome.ok
     assert len(logged) == 1 and reply.outcome.warning.splitlines()[0] in logged[0]
+
+
+# the grammar for vLLM
+
+
+def test_empty_alternatives_are_written_for_xgrammar() -> None:
+    gbnf = 'space ::= | " " | "\\n"{1,2}\nx ::= ("a|" | ) | "|"\ny ::= "a" |\n# a comment | \nz ::= [|] |'
+    assert xgrammar_ebnf(gbnf) == 'space ::= "" | " " | "\\n"{1,2}\nx ::= ("a|" | "" ) | "|"\ny ::= "a" | ""\n# a comment | \nz ::= [|] | ""'
+
+
+def test_a_grammar_without_empty_alternatives_is_unchanged() -> None:
+    parser = parser_for(tokenizer())
+    grammar, why = parser.generate(chat_request(request(tool_choice="required"))).output_grammar()
+    assert grammar and not why
+    converted = xgrammar_ebnf(grammar)
+    assert converted != grammar and converted.replace('"" ', "").replace(' ""', "") == grammar  # only the empty alternatives change
