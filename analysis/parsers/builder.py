@@ -142,6 +142,7 @@ def build_parser(
             after_calls = None if for_grammar else p.rule("after-the-calls")
             tool_calls = calls_part(analysis, request, for_grammar=for_grammar, after_calls=after_calls)
             trigger = trigger_marker(analysis)
+            calls_only = tool_calls
             if analysis.tools.format.content_after_calls:  # the template writes the turn's text after its calls
                 tool_calls = tool_calls + p.optional(text_until((), stops))
         closers = p.eps() if for_grammar else stray_closers(analysis)
@@ -168,7 +169,10 @@ def build_parser(
                 # marker quoted in prose, or a call that does not read, is text)
                 rest = p.rule("calls-to-end")
                 if content_after:
-                    rest.body = tool_calls + tail
+                    # (the text after the calls is the template's; text between two calls, a deviation)
+                    block = p.rule("call-block", calls_only)
+                    between = deviation(DeviationKind.TEXT_BETWEEN_CALLS, text_until(starts, stops, then=block))
+                    rest.body = block + p.zero_or_more(closers + between + block) + p.optional(text_until((), stops)) + tail
                 else:
                     # (text after the calls is content, so the rest of the output reads
                     # from a marker exactly where a call block does: the text between
@@ -199,7 +203,10 @@ def build_parser(
             rest = p.rule("calls-to-end", _calls_with_text_between(tool_calls, closers, ["\n["], stops) + tail)
             with_calls = p.choice(p.space() + rest, text_until(("[",), stops, then=rest) + rest)
         else:
-            with_calls = p.space() + tool_calls + tail
+            # (a dedicated format whose calls have no marker, a pythonic list: more lists
+            # after text, where each begins a line, are calls: a deviation)
+            more = calls_builder is not None and not for_grammar
+            with_calls = p.space() + (_calls_with_text_between(tool_calls, closers, ["\n["], stops) if more else tool_calls) + tail
         if after_calls is not None:  # (the calls end the output: no text after them, nor between)
             after_calls.body = exact_tail
         if request.tool_choice is ToolChoice.REQUIRED:

@@ -152,7 +152,14 @@ def calls(analysis: TemplateAnalysis, request: ChatRequest, for_grammar: bool = 
     """``<|tool_call_start|>[call, call]<|tool_call_end|>``."""
     # (parsing) the list's end and the section's end left out before the turn's end marker
     stops = turn_end_markers(analysis)
-    after_list = p.space() + p.literal(SECTION_END) + p.space() + p.choice(p.peek(p.literal(SECTION_START)), output_end(analysis))
+    next_section = [p.peek(p.literal(SECTION_START)), output_end(analysis)]
+    functions = tool_functions(request)
+    if functions and not for_grammar:
+        # (a deviation: text between two sections, holding neither marker, then the next section's call, whole)
+        ends = ["]", *(f",{gap}{f['name']}(" for f in functions for gap in ("", " "))]
+        first = _next_call(functions, python_value(), ends)
+        next_section.append(p.peek(p.until(SECTION_START, SECTION_END) + p.literal(SECTION_START) + p.space() + p.literal("[") + p.space() + first))
+    after_list = p.space() + p.literal(SECTION_END) + p.space() + p.choice(*next_section)
     calls = _call_list(request, for_grammar, (SECTION_END, *stops), after_list)
     parser = p.literal(SECTION_START) + p.space() + calls + p.space() + section_closer(SECTION_END, for_grammar) + p.space()
     if not for_grammar:  # calls in several <|tool_call_start|> blocks, each read as a whole (a stream shows its calls once it is)
