@@ -23,6 +23,7 @@ import pytest
 
 pytest.importorskip("vllm.parser.parser_manager", reason="vLLM 0.33 is not installed (tests/vllm/run_vllm_tests.sh installs it)")
 
+from autoparser_vllm.session import chat_request, parser_for, thinking_default
 from tests.conftest import ZOO, needs_shared
 from tests.vllm.harness import Answer, Tokenizer, parser_class, request, streamed, whole
 
@@ -217,12 +218,25 @@ def test_the_plugin_reads_vllms_inputs_right(key: tuple[str, str]) -> None:
     req = request(TOOLS)
     ours = parser_class("autoparser", "autoparser" if family.reasoning_parser else None, tok)
     answer = whole(ours, tok, req, output)
+    assert answer == library_answer(family, tok, req, output)  # as good as `autoparser parse`: the library's own reading
     assert (answer == right) is (key not in PLUGIN_WRONG), answer
     for size in SIZES:
         for with_ids in (True, False):
             got = streamed(ours, tok, req, output, size, with_ids)
             assert (got.answer == answer) is (key not in STREAM_IS_NOT_WHOLE), (size, with_ids)  # streamed, assembled, equals whole
             assert got.names_first
+
+
+def library_answer(family: Family, tok: Tokenizer, req: Any, output: str) -> Answer:
+    """What the library reads in ``output`` for the same request (``Generated.parse``, as ``autoparser parse`` does)."""
+    parser = parser_for(tok)
+    generated = parser.generate(chat_request(req, reasoning=family.reasoning_parser is not None, thinking=thinking_default(parser)))
+    message = generated.parse(output).message
+    content = message.content
+    if family.reasoning_parser is None:  # the generation prompt's reasoning echo is not the model's
+        echo = generated.parse("").message.content
+        content = content[len(echo) :] if content.startswith(echo) else content
+    return Answer.of(message.reasoning_content, content, [(c.name, c.arguments) for c in message.tool_calls])
 
 
 def vllm_answers(key: tuple[str, str]) -> dict[str, Answer]:
