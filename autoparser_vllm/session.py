@@ -120,6 +120,15 @@ def _message(message: Any) -> dict[str, Any]:
     return data
 
 
+def _chat_tool(tool: dict[str, Any]) -> dict[str, Any]:
+    """A tool as Chat Completions writes it: the Responses API's flat function
+    tool (``{"type": "function", "name": ..., "parameters": ...}``) nested under ``function``."""
+    if "function" in tool or "name" not in tool:
+        return tool
+    function = {k: tool[k] for k in ("name", "description", "parameters", "strict") if k in tool}
+    return {"type": "function", "function": function}
+
+
 def _tool_choice(choice: Any) -> tuple[ToolChoice, str | None]:
     """vLLM's tool_choice: ``auto``/``none``/``required``/None, or a named function (read as required, that one tool)."""
     if choice is None or choice == "auto":
@@ -149,7 +158,7 @@ def chat_request(
     kwargs = dict(chat_template_kwargs or getattr(request, "chat_template_kwargs", None) or {})
     thinking = kwargs.pop("enable_thinking", kwargs.get("thinking", thinking))
     choice, named = _tool_choice(getattr(request, "tool_choice", None))
-    tool_list = [t for t in (_plain(getattr(request, "tools", None)) or []) if isinstance(t, dict)]
+    tool_list = [_chat_tool(t) for t in (_plain(getattr(request, "tools", None)) or []) if isinstance(t, dict)]
     if named is not None:
         tool_list = [t for t in tool_list if t.get("function", {}).get("name") == named] or tool_list
     messages = [_message(m) for m in getattr(request, "messages", None) or []] or [{"role": "user", "content": "Hello"}]

@@ -143,6 +143,13 @@ def test_a_named_tool_choice_is_required_with_that_tool() -> None:
     assert [t["function"]["name"] for t in req.tools or []] == ["other"]
 
 
+def test_responses_api_tools_are_read() -> None:
+    flat = [{"type": "function", "name": "get_weather", "parameters": TOOLS[0]["function"]["parameters"]}]
+    req = chat_request(request(tools=flat, tool_choice={"type": "function", "name": "get_weather"}))
+    assert req.tool_choice is ToolChoice.REQUIRED
+    assert req.tools == [{"type": "function", "function": {"name": "get_weather", "parameters": TOOLS[0]["function"]["parameters"]}}]
+
+
 def test_request_options_are_carried() -> None:
     req = chat_request(
         request(messages=[{"role": "user", "content": [{"type": "text", "text": "Hi "}, {"type": "text", "text": "there"}]}], parallel_tool_calls=False),
