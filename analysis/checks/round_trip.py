@@ -247,6 +247,12 @@ def _reply_and_call_probe(parser: AutoParser, name: str) -> RoundTrip:
 def _reply_probe(parser: AutoParser, name: str, message: dict[str, Any], reasoning: str | None) -> RoundTrip:
     generated = parser.generate(ChatRequest.from_json({"messages": [USER]}))
     text = _rendered_reply(parser.template, generated, message)
+    if (text is None or REPLY not in text) and parser.analysis.tools is not None and parser.analysis.tools.format.mode is not ToolFormat.NONE:
+        # a template that renders no turn unless tools are given: the reply to a request with tools
+        with_tools = parser.generate(ChatRequest.from_json({"messages": [USER], "tools": [WEATHER_TOOL]}))
+        again = _rendered_reply(parser.template, with_tools, message, [WEATHER_TOOL])
+        if again is not None and REPLY in again:
+            generated, text = with_tools, again
     if text is None:
         return RoundTrip(name, ProbeStatus.SKIPPED, "the rendered turn cannot be lined up with the generation prompt")
     if REPLY not in text:  # (a multimodal template writes only content parts)
@@ -309,8 +315,10 @@ def _rendered_calls(
     return ""
 
 
-def _rendered_reply(template: ChatTemplate, generated: Generated, message: dict[str, Any]) -> str | None:
-    found = _turn(template, message, None)
+def _rendered_reply(
+    template: ChatTemplate, generated: Generated, message: dict[str, Any], tools: list[dict[str, Any]] | None = None
+) -> str | None:
+    found = _turn(template, message, tools)
     return None if found is None else _line_up(*found, generated)
 
 

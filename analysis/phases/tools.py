@@ -251,6 +251,8 @@ def _json_native_fields(section: str, log: PhaseLog, cmp: Comparison, state: _St
         fmt = replace(fmt, **{k: v for k, v in fields.items() if k in ("id_field", "gen_id_field")})
 
     wrapped = re.search(r"\[\s*" + re.escape(body) + r"\s*\]", section)
+    if wrapped and any(m.start() < wrapped.start() < m.end() for m in MARKER_RE.finditer(section)):
+        wrapped = None  # (the [ ends a marker, ]<]call[>[: no list)
     if wrapped:
         start, stop = wrapped.start(), wrapped.end()
     else:

@@ -167,17 +167,20 @@ _PROBE_TEXT = "autoparser probe text 7431"
 def chat_template_problem(template: ChatTemplate) -> str:
     """Why ``template`` does not look like a chat template ("" when it does):
     no render of a user message, as a string or as text parts, alone or after
-    a system turn (which some templates demand), shows the message's text (an
+    a system turn (which some templates demand), without tools or with them
+    (some render nothing without), shows the message's text (an
     empty file, a constant one, a model output, a template of another kind)."""
     system = {"role": "system", "content": "Be brief."}
-    for content in (_PROBE_TEXT, [{"type": "text", "text": _PROBE_TEXT}]):
-        for before in ([], [system]):
-            try:
-                rendered = template.render(RenderRequest([*before, {"role": "user", "content": content}], add_generation_prompt=True))
-            except TemplateRenderError:
-                continue
-            if _PROBE_TEXT in rendered:
-                return ""
+    for tools in (None, [_tool_def("probe_tool_definition")]):  # (a template may render nothing without tools)
+        for content in (_PROBE_TEXT, [{"type": "text", "text": _PROBE_TEXT}]):
+            for before in ([], [system]):
+                request = RenderRequest([*before, {"role": "user", "content": content}], tools, add_generation_prompt=True)
+                try:
+                    rendered = template.render(request)
+                except TemplateRenderError:
+                    continue
+                if _PROBE_TEXT in rendered:
+                    return ""
     return (
         "the source does not look like a chat template: no render of a user message shows its text "
         "(an empty file, or a model output?)"

@@ -14,7 +14,9 @@ import re
 
 from peg.text import WS as _WS
 
-MARKER_RE = re.compile(r"<[^<>\n]*>|\[[^\[\]\n]*\]|◁[^◁▷\n]*▷")
+#: (a marker in a bracket alphabet, ``]<]name[>[``, mirrors its brackets outside
+#: too: one marker, not a ``<]name[>`` between two stray brackets)
+MARKER_RE = re.compile(r"\]<\][^<>\n]*\[>\[|<[^<>\n]*>|\[[^\[\]\n]*\]|◁[^◁▷\n]*▷")
 #: Text holding one of these is markup (``<function=``, ``>``, ``[TOOL_CALLS]``,
 #: ``<|channel|>``, ``<｜tool▁sep｜>``); plain words such as harmony's
 #: ``functions.`` are text a model may write in prose and a tokenizer splits.

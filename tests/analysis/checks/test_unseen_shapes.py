@@ -608,3 +608,74 @@ def test_a_python_string_quoting_its_close_and_a_next_calls_head_is_read_whole(t
         assert outcome.ok and [json.loads(c.arguments) for c in outcome.message.tool_calls] == [{"city": value}]
     glued = generated.parse(output.replace("city='{}'", "city='Paris'days=3")).message
     assert [json.loads(c.arguments) for c in glued.tool_calls] == [{"city": "Paris", "days": 3}]
+
+
+def test_markers_in_a_bracket_alphabet_are_whole_markers() -> None:
+    """Issue 47: markers of the form ``]<]name[>[`` are one marker each (not a
+    ``<]name[>`` between two stray brackets, nor ``[]`` between two markers), and
+    the ``[`` that ends a call's opener is no list around its JSON object."""
+    from analysis.probing.markers import MARKER_RE
+    from tests.reading import parsed_as_streamed
+
+    assert MARKER_RE.findall("]<]/call[>[]<]call[>[{") == ["]<]/call[>[", "]<]call[>["]
+    assert MARKER_RE.findall("<]minimax[>[tool_call]") == ["<]minimax[>", "[tool_call]"]  # (issue 33's alphabet as before)
+    result = check_template(SMALL / "bracket_alphabet.jinja", "bracket_alphabet.jinja")
+    assert result.status is CheckStatus.OK, result.reason
+    assert result.analysis is not None
+    fmt = result.analysis.tools.format
+    assert (fmt.per_call_start, fmt.per_call_end, fmt.tools_array_wrapped) == ("]<]call[>[", "]<]/call[>[", False)
+    assert (result.analysis.user_start, result.analysis.assistant_start) == ("]<]user[>[", "]<]ai[>[")
+    assert [t.status for t in result.round_trips] == [ProbeStatus.OK] * 6, result.round_trips
+    from analysis.fixtures import WEATHER_TOOL
+
+    generated = auto_parser(load_template(SMALL / "bracket_alphabet.jinja")).generate(ChatRequest.from_json({"messages": [{"role": "user", "content": "x"}], "tools": [WEATHER_TOOL]}))
+    output = 'On it.]<]call[>[{"name": "get_weather", "arguments": {"city": "[Paris]"}}]<]/call[>[]<]call[>[{"name": "get_weather", "arguments": {"city": "Lyon"}}]<]/call[>[]<]/ai[>['
+    for size in (1, 5):
+        outcome = parsed_as_streamed(generated, output, size)
+        assert outcome.ok and outcome.message.content == "On it."
+        assert [json.loads(c.arguments) for c in outcome.message.tool_calls] == [{"city": "[Paris]"}, {"city": "Lyon"}]
+
+
+def test_a_template_that_renders_nothing_without_tools_is_checked_with_them() -> None:
+    """Issue 47: a template that renders no turn unless tools are given is a
+    chat template (a user message shows once tools are given), and its reply
+    probe renders the reply to a request with tools, which reads back."""
+    from analysis.probing.caps import chat_template_problem
+    from analysis.template.rendering import ChatTemplate, RenderRequest
+
+    path = SMALL / "tools_only_render.jinja"
+    template = ChatTemplate(load_template(path))
+    assert template.render(RenderRequest([{"role": "user", "content": "x"}], add_generation_prompt=True)) == ""
+    assert chat_template_problem(template) == ""
+    result = check_template(path, "tools_only_render.jinja")
+    assert result.status is CheckStatus.OK, result.reason
+    assert [(t.probe, t.status) for t in result.round_trips][-1] == ("reply", ProbeStatus.OK)
+    assert all(t.status is ProbeStatus.OK for t in result.round_trips), result.round_trips
+    reply = next(t for t in result.round_trips if t.probe == "reply")
+    assert reply.tools and reply.prompt.startswith("<|tools|>get_weather") and reply.text.startswith("It is sunny in Paris today.")
+
+
+@needs_shared
+@pytest.mark.parametrize("name", ["GigaChat3-10B-A1.8B.jinja", "GigaChat3.1-10B-A1.8B.jinja"])
+def test_gigachat3_parallel_calls_are_unreadable_because_the_template_writes_only_the_first(name: str) -> None:
+    """Issue 47: GigaChat3 and 3.1 render ``message.tool_calls[0]`` alone: a
+    turn of two calls is written exactly as a turn of its first call, so no
+    reading of the render can recover the second (the two-calls probe is
+    skipped, never failed); every other probe reads back."""
+    from analysis.checks.round_trip import CALL_SETS, _turn
+    from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate
+
+    template = ChatTemplate(load_template(ZOO / name), clock=FROZEN_CLOCK)
+    tool, arguments = CALL_SETS["two calls"]
+
+    def turn(args: list[dict]) -> str:
+        calls = [{"id": f"call_{i}", "type": "function", "function": {"name": "get_weather", "arguments": a}} for i, a in enumerate(args)]
+        found = _turn(template, {"role": "assistant", "content": "", "tool_calls": calls}, [tool])
+        assert found is not None
+        return found[0]
+
+    two, first = turn(arguments), turn(arguments[:1])
+    assert two == first and "Paris" in two and "Lyon" not in two
+    trips = {t.probe: t for t in check_template(ZOO / name, name).round_trips}
+    assert trips["two calls"].status is ProbeStatus.SKIPPED and trips["two calls"].detail == "the template does not render these calls"
+    assert all(t.status is ProbeStatus.OK for p, t in trips.items() if p != "two calls"), trips
