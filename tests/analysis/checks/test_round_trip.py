@@ -90,3 +90,33 @@ def test_content_after_calls_is_read_where_the_template_writes_it() -> None:
     g = lfm2.generate(ChatRequest.from_json({"messages": [{"role": "user", "content": "Hi"}], "tools": tools}))
     message = g.parse('<|tool_call_start|>[{"name": "f", "arguments": {}}]<|tool_call_end|>Done.').message
     assert (message.content, [c.name for c in message.tool_calls]) == ("Done.", ["f"])
+
+
+@needs_shared
+def test_nemotron_nano_v2_writes_its_last_reply_inside_the_block_its_prompt_opens() -> None:
+    """Issue 47: Nemotron Nano v2's generation prompt opens reasoning
+    (``<SPECIAL_11>Assistant\\n<think>\\n``) and its history writes a last reply
+    after that opener with no closer (``<think>\\nIt is sunny…\\n<SPECIAL_12>``;
+    an earlier reply has no block at all, and reasoning is never written).  The
+    model's part of that render is the same text a model writes that reasons
+    and ends its turn without closing the block; an unclosed block is reasoning
+    (the spec's and llama.cpp's reading), so no reading recovers the reply from
+    the render as written.  The round trip reads it once the model closes the
+    block the prompt opened, as the probe writes it."""
+    from analysis.checks.round_trip import REASONING, REPLY, USER
+
+    parser = _parser(ZOO / "NVIDIA-Nemotron-Nano-v2.jinja")
+    generated = parser.generate(ChatRequest.from_json({"messages": [USER]}))
+    assert generated.generation_prompt.endswith("<SPECIAL_11>Assistant\n<think>\n")
+    render = parser.template.render
+    from analysis.template.rendering import RenderRequest
+
+    last = render(RenderRequest([USER, {"role": "assistant", "content": REPLY}]))
+    earlier = render(RenderRequest([USER, {"role": "assistant", "content": REPLY}, {"role": "user", "content": "And tomorrow?"}]))
+    assert f"<SPECIAL_11>Assistant\n<think>\n{REPLY}\n<SPECIAL_12>" in last and "</think>" not in last
+    assert f"<SPECIAL_11>Assistant\n{REPLY}\n<SPECIAL_12>" in earlier
+    as_written = last[last.index(generated.generation_prompt) + len(generated.generation_prompt) :]
+    thinking = f"{REASONING}\n<SPECIAL_12>\n"
+    assert (generated.parse(as_written).message.reasoning_content, generated.parse(thinking).message.reasoning_content) == (REPLY, REASONING)
+    reply = {r.probe: r for r in _results(ZOO / "NVIDIA-Nemotron-Nano-v2.jinja")}["reply"]
+    assert reply.status == "ok" and reply.text.startswith("</think>" + REPLY)
