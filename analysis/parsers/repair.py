@@ -32,7 +32,7 @@ def or_left_out(closer: str, nexts: Sequence[str], for_grammar: bool) -> Parser:
     the turn's end marker or the output's end ends what it closes)."""
     exact = p.literal(closer)
     follows = [n for n in dict.fromkeys(nexts) if n and n != closer]
-    if for_grammar or not closer or not follows:
+    if for_grammar or not closer:
         return exact
     # (or the output's end: a call complete but for its closer is a call, the closer noted as left out)
     ends = p.peek(p.space() + p.choice(*(p.literal(n) for n in follows), p.end()))
