@@ -133,7 +133,7 @@ def deviations_in(result: ParseResult, origin: int = 0) -> tuple[Deviation, ...]
     """The deviations a parse tree's reading used, in output order, with
     positions counted from ``origin`` (the length of the generation prompt the
     parse read first).  Text deviations that hold only whitespace are none."""
-    found: list[Deviation] = []
+    spans: list[tuple[int, int, DeviationKind]] = []
     text = result.text
     for node in _deviation_nodes(result.tree):
         kind, start, end = _BY_NAME[node.name], node.start, node.end
@@ -143,10 +143,18 @@ def deviations_in(result: ParseResult, origin: int = 0) -> tuple[Deviation, ...]
                 continue
             start = text.index(stripped, start)
             end = start + len(stripped)
-        found.append(at(kind, text, start, end, origin))
-    if not found:
+        spans.append((max(start, origin), max(end, origin), kind))
+    if not spans:
         return ()
-    found.sort(key=lambda d: (d.start, d.end))
+    spans.sort(key=lambda span: (span[0], span[1]))
+    # (lines counted from one deviation to the next: linear in the output, however many there are)
+    found: list[Deviation] = []
+    line, counted = 1, origin
+    for start, end, kind in spans:
+        line += text.count("\n", counted, start)
+        counted = start
+        column = start - max(text.rfind("\n", origin, start) + 1, origin) + 1
+        found.append(Deviation(kind, start - origin, end - origin, line, column))
     return tuple(found)
 
 
