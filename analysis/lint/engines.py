@@ -2,9 +2,9 @@
 conversation before the template sees it: the one table lint reads to decide
 which engines a finding breaks (an error only for those).
 
-Each fact names its source: a file and version in the engine's repository, or
-"not verified" where it was not read at a known version (docs/lint.md shows
-the table)."""
+Each fact names its source: a file and version (a release, or the commit it was
+read at) in the engine's repository, or "not pinned" where it was not read at a
+known commit (docs/lint.md shows the table)."""
 
 from __future__ import annotations
 
@@ -70,10 +70,10 @@ ENGINES: tuple[Engine, ...] = (
         variables=("messages", "tools", "documents", "add_generation_prompt", "bos_token", "eos_token",
                    "every special token", "chat_template_kwargs"),
         sources=(
-            ("arguments", "docs/source/en/chat_extras.md (tool use: 'arguments' is a dict); "
+            ("arguments", "docs/source/en/chat_extras.md (tool use: 'arguments' is a dict; at commit 35c622d757ad); "
                           "utils/chat_template_utils.py render_jinja_template passes messages unchanged (5.25.0, checked)"),
             ("null_content", "docs/source/en/chat_extras.md: a call turn is {'role': 'assistant', 'tool_calls': [...]}, no content "
-                             "(not verified at a version)"),
+                             "(at commit 35c622d757ad)"),
             ("bos", "tokenization_utils_base.py apply_chat_template tokenizes with add_special_tokens=False (5.25.0, checked); "
                     "the two-step tokenize=False then tokenizer(text), which the docs warn about and training scripts use, adds it again"),
             ("variables", "tokenization_utils_base.py apply_chat_template: **special_tokens_map, **kwargs (5.25.0, checked)"),
@@ -91,12 +91,13 @@ ENGINES: tuple[Engine, ...] = (
                    "every special token", "chat_template_kwargs"),
         sources=(
             ("arguments", f"{_VLLM} vllm/entrypoints/chat_utils.py _postprocess_messages: json.loads of string arguments "
-                          "('per the Transformers docs & maintainers'; main, 2025; version not pinned)"),
+                          "('per the Transformers docs & maintainers'; at commit bd5ec6d50b83)"),
             ("null_content", f"{_VLLM} vllm/entrypoints/chat_utils.py _parse_chat_message_content: content None -> [] -> "
-                             "'\\n'.join([]) for string-format templates (main, 2025; version not pinned)"),
+                             "'\\n'.join([]) == '' for string-format templates ([] for 'openai' ones; at commit bd5ec6d50b83)"),
             ("bos", f"{_VLLM} vllm/entrypoints/openai/protocol.py ChatCompletionRequest.add_special_tokens=False by default "
-                    "(main, 2025; version not pinned)"),
-            ("content_parts", f"{_VLLM} vllm/entrypoints/chat_utils.py: text parts joined for 'string' content-format templates"),
+                    "(at commit ec3b890c14b0)"),
+            ("content_parts", f"{_VLLM} vllm/entrypoints/chat_utils.py _parse_chat_message_content_parts: text parts '\\n'-joined "
+                              "for 'string' content-format templates (at commit bd5ec6d50b83)"),
         ),
         content_parts="string",
     ),
@@ -112,11 +113,13 @@ ENGINES: tuple[Engine, ...] = (
                    "every special token", "chat_template_kwargs"),
         sources=(
             ("arguments", f"{_SGLANG} python/sglang/srt/entrypoints/openai/serving_chat.py _apply_jinja_template: "
-                          "orjson.loads of string arguments (main, 2025; version not pinned)"),
-            ("null_content", f"{_SGLANG} python/sglang/srt/entrypoints/openai/serving_chat.py: "
-                             "'if message.content is None: message.content = \"\"' (main, 2025; version not pinned)"),
-            ("bos", f"{_SGLANG} serving_chat.py: tokenizer.apply_chat_template(tokenize=True), which encodes without special tokens"),
-            ("content_parts", f"{_SGLANG} serving_chat.py process_content_for_template_format (not verified at a version)"),
+                          "orjson.loads of string arguments (at commit 0c078e6f4268)"),
+            ("null_content", f"{_SGLANG} python/sglang/srt/entrypoints/openai/serving_chat.py _apply_jinja_template: "
+                             "'if message.content is None: message.content = \"\"' (at commit 0c078e6f4268)"),
+            ("bos", f"{_SGLANG} serving_chat.py _apply_jinja_template: tokenizer.apply_chat_template(tokenize=True), which encodes "
+                    "without special tokens (at commit 0c078e6f4268)"),
+            ("content_parts", f"{_SGLANG} python/sglang/srt/parser/jinja_template_utils.py process_content_for_template_format "
+                              "(called from serving_chat.py): text parts ' '-joined for 'string' templates (at commit 584506b453d0)"),
         ),
         content_parts="string",
     ),
@@ -133,15 +136,17 @@ ENGINES: tuple[Engine, ...] = (
         sources=(
             ("arguments", f"{_LLAMA_CPP} common/chat.cpp workaround::func_args_not_string, applied when the template's "
                           "probed caps say it renders object arguments, which lint assumes (minja's "
-                          "requires_object_arguments before it; "
-                          "read on master, 2025-26; version not pinned)"),
+                          "requires_object_arguments before it; read on master, 2025-26; version not pinned: "
+                          "at commit 7e1d7d48a12b it is defined but never called, at 2393b17fc895 called for some formats only)"),
             ("null_content", f"{_LLAMA_CPP} common/chat.cpp workaround::requires_non_null_content: a call turn without "
-                             "content gets \"\" for every template that writes tool calls (master, 2025-26; not pinned)"),
-            ("system", f"{_LLAMA_CPP} common/chat.cpp workaround::system_message_not_supported (master, 2025-26; not pinned)"),
-            ("bos", f"{_LLAMA_CPP} common/chat.cpp apply(): a leading bos_token is cut when the vocabulary adds one "
-                    "('to avoid double BOS / EOS tokens'; master, 2025-26; not pinned)"),
-            ("content_parts", f"{_LLAMA_CPP} common/chat.cpp render_message_to_json: text parts joined for a template "
-                              "whose caps take string content only (master, 2025-26; not pinned)"),
+                             "content gets \"\" for every template that writes tool calls (caps.supports_tool_calls; at commit 7e1d7d48a12b)"),
+            ("system", f"{_LLAMA_CPP} common/chat.cpp workaround::system_message_not_supported: a leading system message is "
+                       "merged into the next one (at commit 7e1d7d48a12b)"),
+            ("bos", f"{_LLAMA_CPP} common/chat.cpp: a leading bos_token is cut when the vocabulary adds one: apply() "
+                    "('To avoid double BOS / EOS tokens'; minja, at commit 85c9a5042b06), "
+                    "common_chat_template_direct_apply (native engine, at commit 7e1d7d48a12b)"),
+            ("content_parts", f"{_LLAMA_CPP} common/chat.cpp common_chat_templates_apply_jinja: common_chat_msgs_to_json_oaicompat "
+                              "'\\n'-joins text parts unless caps.requires_typed_content (at commit 7e1d7d48a12b)"),
         ),
         content_parts="string",
     ),
@@ -155,9 +160,10 @@ ENGINES: tuple[Engine, ...] = (
         bos=KEEPS,
         variables=(".Messages", ".Tools", ".System", ".Prompt (Go text/template, not Jinja)",),
         sources=(
-            ("renders_jinja", "ollama/ollama template/template.go: Go text/template from the Modelfile; a GGUF's Jinja "
-                              "template is only matched to a built-in Go template (not verified at a version)"),
-            ("arguments", "ollama/ollama api/types.go ToolCallFunction.Arguments is a map (not verified at a version)"),
+            ("renders_jinja", "ollama/ollama template/template.go: Go text/template from the Modelfile; Named() only matches a GGUF's "
+                              "Jinja template to a built-in Go template (Levenshtein distance; at commit aac17d5f158d)"),
+            ("arguments", "ollama/ollama api/types.go ToolCallFunction.Arguments is ToolCallFunctionArguments, a map[string]any "
+                          "(at commit b8761ab020a9)"),
         ),
     ),
 )
