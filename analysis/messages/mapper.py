@@ -294,6 +294,8 @@ def _call(
         arguments = py_to_json(python.text, python.complete)
     elif raw is not None:
         arguments = raw.text.strip(_WS) if raw.complete else raw.text.lstrip(_WS)
+        if raw.complete and arguments.startswith('"'):  # (a JSON string holding an object's JSON: that object)
+            arguments = _object_in_string(arguments)
     elif node.complete or any(n.complete for n in node.find(TOOL_ARG_NAME)):
         arguments = _tagged_arguments(node, hooks, final, cache, finished)
     else:
@@ -356,6 +358,16 @@ def _not_begun(arg: TagNode) -> bool:
     return not arg.complete and not arg.text.strip(_WS)
 
 
+def _object_in_string(arguments: str) -> str:
+    """Arguments written as a JSON string whose text is a JSON object
+    (``"{\"city\": \"Paris\"}"``): that object's text; else as written."""
+    try:
+        inner = json.loads(arguments)
+        return inner if isinstance(inner, str) and isinstance(json.loads(inner), dict) else arguments
+    except ValueError:
+        return arguments
+
+
 def _json_object(text: str) -> bool:
     """Whether ``text`` is a JSON object (a format's own route gives its arguments as text)."""
     try:
@@ -395,7 +407,9 @@ class _Walk:
                 self.held = True  # (JSON or Python arguments may still turn out not to read)
                 return
             call = _call(node, self.hooks, self.final, self.cache, self.finished)
-            if call is not None and self.finished and not _reads_as_object(node, call):
+            # (a stream that holds open arguments shows a call whose arguments closed as no
+            # object as the whole parse does: its text, as written)
+            if call is not None and (self.finished or self.hold_open_arguments) and not _reads_as_object(node, call):
                 self.as_text(node)
             elif call is not None:
                 self.calls.append(call)

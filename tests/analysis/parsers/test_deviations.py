@@ -293,3 +293,16 @@ def test_a_call_marker_quoted_in_prose_is_prose_and_noted() -> None:
     assert outcome.ok and outcome.message.content == output and not outcome.message.tool_calls
     (note,) = outcome.deviations
     assert (note.kind, note.cost, output[note.start : note.end]) == (DeviationKind.CALL_MARKER_IN_TEXT, 0, "<tool_call>")
+
+
+def test_json_arguments_written_as_a_string_holding_an_object_are_that_object() -> None:
+    """vLLM's hermes input: arguments serialized twice.  The whole parse and
+    every stream read the object; arguments that close as no object (a list)
+    are the block's text, in the stream too (before, the stream showed a
+    call the whole parse kept as text)."""
+    demo = PROJECT_TEMPLATES / "demo.jinja"
+    doubled = '<tool_call>\n{"name": "get_weather", "arguments": "{\\"city\\": \\"Paris\\"}"}\n</tool_call>'
+    assert _calls(_read(demo, doubled)) == [("get_weather", {"city": "Paris"})]
+    listed = '<tool_call>\n{"name": "get_weather", "arguments": [1, 2]}\n</tool_call>'
+    outcome = _read(demo, listed)
+    assert not outcome.ok and outcome.message.content == listed and not outcome.message.tool_calls
