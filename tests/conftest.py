@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import os
 import re
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -13,10 +15,15 @@ from typing import Any
 import pytest
 
 # The tests' compiled templates and analyses go to a cache of their own, never
-# the user's: one folder per run, shared by its processes (pytest-xdist's
-# workers inherit the folder the controlling process made).
+# the user's: one folder per checkout under the system's temporary folder, kept
+# between runs (an entry is keyed by the code's fingerprint, the size and time of
+# every module, so an edit never reads a stale one; a run of the fast loop after
+# the first reads its analyses back), shared by a run's processes.
 if "AUTOPARSER_TEST_CACHE_DIR" not in os.environ:
-    os.environ["AUTOPARSER_TEST_CACHE_DIR"] = tempfile.mkdtemp(prefix="autoparser-test-cache-")
+    _checkout = hashlib.sha256(str(Path(__file__).resolve().parent).encode()).hexdigest()[:12]
+    _cache = Path(tempfile.gettempdir()) / f"autoparser-test-cache-{_checkout}"
+    _cache.mkdir(exist_ok=True)
+    os.environ["AUTOPARSER_TEST_CACHE_DIR"] = str(_cache)
 os.environ["AUTOPARSER_CACHE_DIR"] = os.environ["AUTOPARSER_TEST_CACHE_DIR"]
 os.environ.pop("AUTOPARSER_NO_CACHE", None)
 
@@ -29,6 +36,11 @@ os.environ.pop("AUTOPARSER_NO_CACHE", None)
 # - "full": every example, drawn at random.
 # A test asks for its count through examples(n), which the profile scales.
 from hypothesis import settings as _hypothesis_settings
+
+# pytest keeps the test modules it rewrote for their assertions in __pycache__ (a
+# run after the first reads them back: a few seconds of each worker's collection),
+# also where the environment asks Python to write no bytecode
+sys.dont_write_bytecode = False
 
 HYPOTHESIS_PROFILES = {"dev": 0.1, "ci": 1.0, "full": 1.0}
 _hypothesis_settings.register_profile("dev", deadline=None, derandomize=False)
