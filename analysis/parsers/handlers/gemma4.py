@@ -189,7 +189,17 @@ def build(
         if request.parallel_tool_calls or not for_grammar:  # calls and text in any order (see repeated_calls)
             # (parsing) a call's closer written twice (<tool_call|><tool_call|>) is dropped
             stray = p.optional(deviation(DeviationKind.CLOSER_REPEATED, p.one_or_more(p.space() + p.literal(CALL_END)))) if not for_grammar else p.eps()
-            body = reasoning + p.zero_or_more(p.choice(call + stray + p.space(), prose, *plain)) + end
+            loop = p.zero_or_more(p.choice(call + stray + p.space(), prose, *plain))
+            if for_grammar:
+                body = reasoning + loop + end
+            else:
+                # (text between or after calls is read, a deviation, noted: text up to a call
+                # marker, the calls with the text after each, then, for what is left, a call
+                # that does not read among others, the loop as before)
+                texts = p.zero_or_more(p.choice(p.negate(p.literal(CALL_START + "call:")) + prose, *plain))
+                between = deviation(DeviationKind.TEXT_BETWEEN_CALLS, texts) + p.peek(p.literal(CALL_START + "call:"))
+                after = p.choice(between, deviation(DeviationKind.TEXT_AFTER_CALLS, texts))
+                body = reasoning + texts + p.zero_or_more(call + stray + p.space() + after) + loop + end
         else:  # at most one call, with text before and after it; a second call fails
             text = p.zero_or_more(p.choice(*plain))
             after = p.rule("gemma4-after-call")
