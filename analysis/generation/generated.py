@@ -257,6 +257,10 @@ class Generated:
                 markers.append('[{"' + fmt.name_field + '"')  # (a bare call list's start)
         if self.hooks is GENERIC and fmt.mode is not ToolFormat.JSON_NATIVE and prefix.startswith("<") and len(prefix) >= 3:
             markers.append(prefix)
+        # (a JSON call object after the calls inside a section, Llama 4's <|python_start|>…: where a call may start)
+        in_section = self.hooks is GENERIC and fmt.mode is ToolFormat.JSON_NATIVE and self.built.trigger and not strip_ws(fmt.per_call_start)
+        if in_section and fmt.name_field and not fmt.fun_name_is_key and "." not in fmt.name_field:
+            markers.append('{"' + fmt.name_field + '"')
         return tuple(m for m in dict.fromkeys(markers) if m)
 
     def _find_marker(self, text: str, start: int, end: int) -> int:
