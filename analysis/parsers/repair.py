@@ -23,7 +23,18 @@ def stray_closers(analysis: TemplateAnalysis) -> Parser:
     closers = call_closers(analysis.tools.format)
     if not closers:
         return p.eps()
+    return repeated_closers(closers)
+
+
+def repeated_closers(closers: Sequence[str]) -> Parser:
+    """Any of ``closers`` written again after a call (dropped; the repeat noted, a deviation)."""
     return p.optional(deviation(DeviationKind.CLOSER_REPEATED, p.one_or_more(p.space() + p.choice(*(p.literal(c) for c in closers)))))
+
+
+def value_closer(closer: Parser) -> Parser:
+    """A value's ``closer``, or none (noted, a deviation) where more than
+    whitespace follows: a value the output ends in was cut, not closed."""
+    return p.choice(closer, deviation(DeviationKind.VALUE_CLOSER_LEFT_OUT, p.negate(p.space() + p.end())))
 
 
 def or_left_out(closer: str, nexts: Sequence[str], for_grammar: bool) -> Parser:

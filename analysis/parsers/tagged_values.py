@@ -8,13 +8,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from analysis.messages.deviations import DeviationKind, deviation
 from analysis.messages.tags import (
     TOOL_ARG,
     TOOL_ARG_NAME,
     TOOL_ARG_STRING,
 )
 from analysis.parsers.pieces import NAME_CHARS, call_closers, exact_marker, followed_by, marker, markup, turn_end_markers, typed_value, whole_reading_first
+from analysis.parsers.repair import value_closer
 from analysis.parsers.schemas import is_only_string, parameters_of, properties_of
 from analysis.phases.result import (
     ArgumentsAnalysis,
@@ -125,9 +125,7 @@ def read_tagged_args(analysis: TemplateAnalysis, function: Mapping[str, Any], af
         return p.tag(TOOL_ARG, head + body + value_close) + p.space()
 
     # (a value's closer left out: a deviation, noted where the value ends without it)
-    # (never at the output's end: a value the output ends in was cut short)
-    left_out = deviation(DeviationKind.VALUE_CLOSER_LEFT_OUT, p.negate(p.space() + p.end()))
-    value_close = p.choice(marker(a.value_suffix), left_out) if value_end else p.eps()
+    value_close = value_closer(marker(a.value_suffix)) if value_end else p.eps()
 
     options = [argument(n, properties[n]) for n in names]
     options.append(argument("", {}))  # a name not in the schema: kept (the schema check reports it)

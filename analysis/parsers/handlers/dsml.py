@@ -14,7 +14,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from analysis.messages import tags
-from analysis.messages.deviations import DeviationKind, deviation
 from analysis.messages.tags import (
     TOOL_ARG,
     TOOL_ARG_NAME,
@@ -23,7 +22,7 @@ from analysis.messages.tags import (
 )
 from analysis.parsers.handlers.base import Handler, probe_call_render, with_tool_markers
 from analysis.parsers.pieces import argument_set, output_end, repeated_calls, typed_value, whole_reading_first
-from analysis.parsers.repair import section_closer
+from analysis.parsers.repair import section_closer, value_closer
 from analysis.parsers.request import ChatRequest
 from analysis.parsers.response_spec import call_field, marker
 from analysis.parsers.schemas import tool_functions
@@ -99,7 +98,6 @@ def markup_handler(name: str, dialect: str, section: str) -> Handler:
             invoke_tail = p.literal(invoke_end) + p.space() + p.choice(p.peek(next_invoke), section_tail) if next_invoke is not None else None
             # a typed value that reads as no type is kept as written (the schema check reports it)
             typed_end = p.peek(p.space() + p.literal(param_end))
-            left_out = deviation(DeviationKind.VALUE_CLOSER_LEFT_OUT, p.negate(p.space() + p.end()))
 
             def parameter(own: str | None) -> Parser:
                 """A parameter named ``own`` (None: any name); a value's closer may be
@@ -120,7 +118,7 @@ def markup_handler(name: str, dialect: str, section: str) -> Handler:
                 name = (p.literal(own) if own is not None else p.chars('[^"]', 1, UNBOUNDED)) + p.peek(p.literal('"'))
                 raw = p.tag(TOOL_ARG_RAW, p.until(param_end, then=after))
                 typed = p.literal('false">') + p.space() + typed_value({}, f"{function['name']}-value", typed_end, raw)
-                value_close = p.choice(p.literal(param_end), left_out) if next_param is not None else p.literal(param_end)
+                value_close = value_closer(p.literal(param_end)) if next_param is not None else p.literal(param_end)
                 return p.tag(TOOL_ARG, p.literal(param) + p.tag(TOOL_ARG_NAME, name) + p.literal('" string="') + p.choice(text, typed) + value_close)
 
             # (declared names longest first)

@@ -21,6 +21,7 @@ from analysis.parsers.builder import BuiltParser
 from analysis.parsers.handlers.base import Handler, probe_call_render, with_tool_markers
 from analysis.parsers.pieces import ending, quoted_to_next_argument, repeated_calls, text_to_next_argument, turn_end_markers, typed_value
 from analysis.parsers.reasoning import boilerplate_and_reasoning_start
+from analysis.parsers.repair import repeated_closers
 from analysis.parsers.request import ChatRequest, ReasoningFormat
 from analysis.parsers.response_spec import NAME, call_field, marker, turn_ends
 from analysis.parsers.schemas import tool_functions
@@ -188,7 +189,7 @@ def build(
         prose = tags.content(p.literal(CALL_START))  # a call marker not followed by a call
         if request.parallel_tool_calls or not for_grammar:  # calls and text in any order (see repeated_calls)
             # (parsing) a call's closer written twice (<tool_call|><tool_call|>) is dropped
-            stray = p.optional(deviation(DeviationKind.CLOSER_REPEATED, p.one_or_more(p.space() + p.literal(CALL_END)))) if not for_grammar else p.eps()
+            stray = repeated_closers((CALL_END,)) if not for_grammar else p.eps()
             loop = p.zero_or_more(p.choice(call + stray + p.space(), prose, *plain))
             if for_grammar:
                 body = reasoning + loop + end

@@ -21,6 +21,7 @@ from analysis.parsers.handlers.base import Handler, probe_call_render, with_tool
 from analysis.parsers.json_calls import json_arguments
 from analysis.parsers.pieces import ending, repeated_calls, text_then, text_to_end, text_until, turn_end_markers
 from analysis.parsers.reasoning import boilerplate_and_reasoning_start
+from analysis.parsers.repair import repeated_closers
 from analysis.parsers.request import ChatRequest, ReasoningFormat, ToolChoice
 from analysis.parsers.response_spec import NAME, call_field, marker
 from analysis.parsers.schemas import tool_functions
@@ -116,7 +117,7 @@ def build(
         # closers written twice are dropped; text after the calls is content, as in
         # the generic formats (a broken closer after a call that reads: the call is
         # kept, what follows is text)
-        stray = p.optional(deviation(DeviationKind.CLOSER_REPEATED, p.one_or_more(p.space() + p.choice(p.literal(SECTION_END), p.literal(CALL_END)))))
+        stray = repeated_closers((SECTION_END, CALL_END))
         block = p.rule("call-block", p.one_or_more(calls) + stray)
         between = deviation(DeviationKind.TEXT_BETWEEN_CALLS, text_until(starts, stops, then=block))
         after = p.choice(ending(stops), deviation(DeviationKind.TEXT_AFTER_CALLS, text_until((), stops)) + ending(stops))
