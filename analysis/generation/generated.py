@@ -18,7 +18,7 @@ from analysis.messages.hooks import GENERIC, OutputHooks
 from analysis.messages.mapper import Message, map_finished, map_result, map_streamed
 from analysis.messages.tags import CONTENT, CONTENT_HELD, TOOL
 from analysis.parsers.builder import BuiltParser
-from analysis.parsers.json_calls import bare_json_call_starts
+from analysis.parsers.json_calls import bare_json_call_starts, json_call_start
 from analysis.parsers.pieces import call_closers
 from analysis.parsers.prompting import Prompt
 from analysis.parsers.request import ChatRequest, ReasoningFormat, ToolChoice
@@ -253,14 +253,13 @@ class Generated:
         markers = [self.built.trigger, strip_ws(fmt.per_call_start)]
         if not self.built.trigger and self.hooks is GENERIC and self.built.tool_calls is not None:
             markers += bare_json_call_starts(self.analysis)  # (Llama 3's {"name": a call with no marker)
-            if fmt.mode is ToolFormat.JSON_NATIVE and fmt.tools_array_wrapped and fmt.name_field and not fmt.fun_name_is_key:
-                markers.append('[{"' + fmt.name_field + '"')  # (a bare call list's start)
+            if fmt.tools_array_wrapped and json_call_start(fmt):
+                markers.append("[" + json_call_start(fmt))  # (a bare call list's start)
         if self.hooks is GENERIC and fmt.mode is not ToolFormat.JSON_NATIVE and prefix.startswith("<") and len(prefix) >= 3:
             markers.append(prefix)
         # (a JSON call object after the calls inside a section, Llama 4's <|python_start|>…: where a call may start)
-        in_section = self.hooks is GENERIC and fmt.mode is ToolFormat.JSON_NATIVE and self.built.trigger and not strip_ws(fmt.per_call_start)
-        if in_section and fmt.name_field and not fmt.fun_name_is_key and "." not in fmt.name_field:
-            markers.append('{"' + fmt.name_field + '"')
+        if self.hooks is GENERIC and self.built.trigger and not strip_ws(fmt.per_call_start):
+            markers.append(json_call_start(fmt))
         return tuple(m for m in dict.fromkeys(markers) if m)
 
     def _find_marker(self, text: str, start: int, end: int) -> int:

@@ -259,6 +259,13 @@ def bare_json_call_starts(analysis: TemplateAnalysis) -> list[str]:
     fmt = analysis.tools.format
     if fmt.mode is not ToolFormat.JSON_NATIVE or fmt.per_call_start or fmt.section_start or fmt.tools_array_wrapped:
         return []
-    if fmt.fun_name_is_key or not fmt.name_field or "." in fmt.name_field:
-        return []
-    return ['{"' + fmt.name_field + '"', PYTHON_TAG]
+    start = json_call_start(fmt)
+    return [start, PYTHON_TAG] if start else []
+
+
+def json_call_start(fmt: ToolFormatAnalysis) -> str:
+    """What a JSON call object begins with, its name's key (``{"name"``), or ""
+    where the name is no top-level member of its own (a key, a nested field)."""
+    if fmt.mode is not ToolFormat.JSON_NATIVE or fmt.fun_name_is_key or not fmt.name_field or "." in fmt.name_field:
+        return ""
+    return '{"' + fmt.name_field + '"'
