@@ -67,6 +67,7 @@ TOOLS: list[dict[str, Any]] = [
 WEATHER = {"city": "Dallas", "state": "TX"}
 TIME = {"zone": "CST"}
 SENTENCE = "Also the time there."
+LEAD = "Checking the weather first."
 KINDS = ("text-between", "value-closer", "end-closer", "cut")
 
 
@@ -84,9 +85,9 @@ class Deviated:
     output: str | None
 
 
-def _rendered(parser: AutoParser, generated: Generated, calls: list[dict[str, Any]]) -> str | None:
-    """The model's output for an assistant turn of ``calls``, as the template writes it."""
-    found = rt._turn(parser.template, {"role": "assistant", "content": "", "tool_calls": calls}, TOOLS)
+def _rendered(parser: AutoParser, generated: Generated, calls: list[dict[str, Any]], content: str = "") -> str | None:
+    """The model's output for an assistant turn of ``content`` and ``calls``, as the template writes it."""
+    found = rt._turn(parser.template, {"role": "assistant", "content": content, "tool_calls": calls}, TOOLS)
     if found is None:
         return None
     text = rt._line_up(*found, generated)
@@ -95,13 +96,27 @@ def _rendered(parser: AutoParser, generated: Generated, calls: list[dict[str, An
     return text[: rt._stop(text, generated)]
 
 
-def probes(path: Path) -> tuple[Generated | None, list[Deviated]]:
-    """The template at ``path``'s generation for the two tools, and its probes."""
+@dataclass(frozen=True)
+class Renders:
+    """A template's renders of the probe calls, as the model writes them:
+    the first call alone, both calls, and the second call alone (None where
+    the template does not render it)."""
+
+    one: str | None
+    two: str | None
+    second: str | None
+    #: a sentence, then the first call
+    with_text: str | None = None
+
+
+def renders(path: Path) -> tuple[Generated | None, Renders]:
+    """The template at ``path``'s generation for the two tools (None where it
+    has no tool calls or cannot be read), and its renders of the calls."""
     try:
         template = ChatTemplate(load_template(path), clock=FROZEN_CLOCK)
         parser = AutoParser(template, cached_analysis(template))
         if parser.analysis.tools.format.mode is ToolFormat.NONE and parser.handler is None:
-            return None, []
+            return None, Renders(None, None, None)
         request = {"messages": [rt.USER], "tools": TOOLS, "parallel_tool_calls": True}
         generated = parser.generate(ChatRequest.from_json(request))
         # (the call id as the format writes it: Kimi K2's functions.NAME:INDEX)
@@ -110,8 +125,18 @@ def probes(path: Path) -> tuple[Generated | None, list[Deviated]]:
         one = _rendered(parser, generated, [_call("get_weather", WEATHER, call_ids[0])])
         two = _rendered(parser, generated, [_call("get_weather", WEATHER, call_ids[0]), _call("get_time", TIME, call_ids[1])])
         second = _rendered(parser, generated, [_call("get_time", TIME, call_ids[1])])
+        with_text = _rendered(parser, generated, [_call("get_weather", WEATHER, call_ids[0])], LEAD)
     except AutoparserError:
+        return None, Renders(None, None, None)
+    return generated, Renders(one, two, second, with_text)
+
+
+def probes(path: Path) -> tuple[Generated | None, list[Deviated]]:
+    """The template at ``path``'s generation for the two tools, and its probes."""
+    generated, found = renders(path)
+    if generated is None:
         return None, []
+    one, two, second = found.one, found.two, found.second
     if not one or not two or not all(v in two for v in ("Dallas", "TX", "CST")):
         return generated, [Deviated(kind, None) for kind in KINDS]
     return generated, [Deviated(kind, _deviate(kind, generated, one, two, second)) for kind in KINDS]

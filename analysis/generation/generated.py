@@ -146,7 +146,7 @@ class Generated:
                 message = hold_open_reasoning(result, message, self.built.trigger)[0]
             return ParseOutcome(message, True, need_more=result.status is Status.NEED_MORE, deviations=self._deviations(result))
         message, unread_calls = map_finished(result, self.keeps_reasoning_in_content, self.hooks)
-        marker_in_text = bool(self._call_markers) and self._marker_in_text(result, message)
+        marker_in_text = bool(self.call_markers) and self._marker_in_text(result, message)
         if marker_in_text:
             # a call marker read as text: if the output ends inside a call (a
             # partial parse reads one more call), it was cut short, as the stream showed
@@ -161,7 +161,13 @@ class Generated:
                     # where their values end: the whole parse's calls stand, its text stays)
                     noted = self._deviations(result, cut_from=cut_at)
                     return ParseOutcome(message, False, "the output ends inside a tool call (cut off at max_tokens?)", need_more=True, deviations=noted)
-            # else a quoted one is prose; a block from one
+            # else the form without its all-content fallback breaks somewhere:
+            # where calls read before the break (a call list whose second call
+            # breaks), they stay, as a stream showed them, and the rest is content
+            broken = self.calls_before_a_break(output, result, message)
+            if broken is not None:
+                return broken
+            # else a quoted marker is prose; a block from one
             # to a call's closer is a call that does not read (kept as text, reported;
             # the calls around it are calls)
             unread = self._unread_block(result)
@@ -179,7 +185,32 @@ class Generated:
         noted = self._deviations(result)
         if marker_in_text:  # (text that holds a call marker is never silent content)
             noted = tuple(sorted((*noted, *self._markers_as_text(result)), key=lambda d: (d.start, d.end)))
+        header_cut = next((d for d in noted if d.kind is DeviationKind.CUT_SHORT), None)
+        if header_cut is not None:  # (the form's own reading of a cut, harmony's header: its text kept, as written)
+            message = with_rest(message, output[header_cut.start :])
+            return ParseOutcome(message, False, "the output ends inside a message header (cut off at max_tokens?)", need_more=True, deviations=noted)
         return ParseOutcome(message, True, deviations=noted)
+
+    def calls_before_a_break(self, output: str, result: ParseResult, message: Message) -> ParseOutcome | None:
+        """Where the calls from the first call marker the content holds break
+        after calls that read (a call list whose second call breaks): those
+        calls, as a stream shows them, then the rest of the output as content
+        (reported); None when no more calls read so than in ``message``."""
+        calls = self.built.tool_calls
+        if calls is None:
+            return None
+        text = result.text
+        at = min((m for node in result.find(CONTENT) if (m := self._find_marker(text, node.start, node.end)) >= 0), default=-1)
+        if at < 0:
+            return None
+        trigger = self.built.trigger
+        if trigger and not text.startswith(trigger, at):
+            return None  # (a marker inside a section, its opener left out: no block of its own)
+        failed = parse(calls, text, start=at)
+        if failed.status is not Status.FAILURE:
+            return None
+        broken = self._failed(output, failed)
+        return broken if len(broken.message.tool_calls) > len(message.tool_calls) else None
 
     def _markers_as_text(self, result: ParseResult) -> tuple[Deviation, ...]:
         """The first call marker the content holds as text (quoted in prose: the exact reading, noted)."""
@@ -187,7 +218,7 @@ class Generated:
         for node in result.find(CONTENT):
             at = self._find_marker(text, node.start, node.end)
             if at >= 0:
-                marker = next(m for m in self._call_markers if text.startswith(m, at))
+                marker = next(m for m in self.call_markers if text.startswith(m, at))
                 return (deviation_at(DeviationKind.CALL_MARKER_IN_TEXT, text, at, at + len(marker), prompt),)
         return ()
 
@@ -208,7 +239,7 @@ class Generated:
         a call at a call marker inside which the output ends (a partial parse
         of the calls from that marker runs out of input); else -1."""
         trigger, calls, last = self.built.trigger, self.built.tool_calls, _last_call(result.tree)
-        if not self._call_markers or calls is None or last is None:
+        if not self.call_markers or calls is None or last is None:
             return -1
         text = result.text
         at = self._find_marker(text, last.end, len(text))
@@ -245,7 +276,7 @@ class Generated:
         return None
 
     @cached_property
-    def _call_markers(self) -> tuple[str, ...]:
+    def call_markers(self) -> tuple[str, ...]:
         """The markers that start a call: the trigger, and where the format has
         them, the per-call opener and the function's tag (MiniMax's
         ``<invoke name=``, written after the calls' section opener)."""
@@ -264,7 +295,7 @@ class Generated:
 
     def _find_marker(self, text: str, start: int, end: int) -> int:
         """The first call marker in ``text[start:end]`` (an offset in ``text``), or -1."""
-        found = [at for m in self._call_markers if (at := text.find(m, start, end)) >= 0]
+        found = [at for m in self.call_markers if (at := text.find(m, start, end)) >= 0]
         return min(found, default=-1)
 
     def _marker_in_text(self, result: ParseResult, message: Message) -> bool:
@@ -275,7 +306,7 @@ class Generated:
             if self.built.trigger:
                 return self.built.trigger in message.content
             # (a bare call list's "[{" quoted in prose is prose: it opens a list only where the output or the calls begin)
-            return any(message.content.lstrip().startswith(m) if m.startswith("[") else m in message.content for m in self._call_markers)
+            return any(message.content.lstrip().startswith(m) if m.startswith("[") else m in message.content for m in self.call_markers)
         last = None if result.rejected else _last_call(result.tree)
         if last is not None:  # (text before and between calls ends at the first marker: only the text after them can hold one)
             return self._find_marker(text, last.end, len(text)) >= 0
@@ -309,9 +340,21 @@ class Generated:
         text of a call not shown yet stays, as written."""
         message, unread_calls = map_finished(prefix, self.keeps_reasoning_in_content, self.hooks)
         prompt = len(self.generation_prompt)
-        message = with_rest(message, output[unshown_from(prefix, self.hooks, prompt) - prompt :])
+        rest_from = unshown_from(prefix, self.hooks, prompt)
         if unread_calls:
             warning += "; " + _unread_calls_warning(unread_calls, prompt)
+            # the text from the first call kept as text on, markers before it
+            # included, is content as written: read what ends before it, where
+            # that reads the calls before it as they read here; else the content
+            # holds the calls' text and the rest follows it
+            first = min(start for start, _ in unread_calls)
+            before = self.parse_text(output[: _last_end_before(prefix.tree, first, prompt) - prompt], partial=True)
+            again = map_finished(before, self.keeps_reasoning_in_content, self.hooks)[0] if before.status is not Status.FAILURE else None
+            if again is not None and again.tool_calls == message.tool_calls:
+                message, rest_from = again, unshown_from(before, self.hooks, prompt)
+            else:
+                rest_from = max(rest_from, max(end for _, end in unread_calls))
+        message = with_rest(message, output[rest_from - prompt :])
         # (the cut call: the first call kept as text, else the text a stream had not shown)
         cut_from = min((start for start, _ in unread_calls), default=unshown_from(prefix, self.hooks, prompt))
         return ParseOutcome(message, False, warning, need_more=True, deviations=self._deviations(prefix, cut_from=cut_from))
@@ -328,9 +371,13 @@ class Generated:
         prompt = len(self.generation_prompt)
         before = self.parse_text(output[: max(result.furthest - prompt, 0)], partial=True)
         if before.status is Status.NEED_MORE:
-            shown, _ = map_streamed(before, self.keeps_reasoning_in_content, self.hooks)
+            shown, held = map_streamed(before, self.keeps_reasoning_in_content, self.hooks)
             shown = hold_open_reasoning(before, shown, self.built.trigger)[0]
-            rest = output[unshown_from(before, self.hooks, prompt) - prompt :]
+            rest_from = unshown_from(before, self.hooks, prompt)
+            open_calls = [n.start for n in before.find(TOOL) if not n.complete] if held else []
+            if open_calls:  # (a call whose arguments the break cuts is no call: its text stays, markers before it too)
+                rest_from = min(rest_from, _last_end_before(before.tree, min(open_calls), prompt))
+            rest = output[rest_from - prompt :]
             return ParseOutcome(with_rest(shown, rest), False, warning, excerpt=excerpt, deviations=self._deviations(before))
         return ParseOutcome(Message(content=output), False, warning, excerpt=excerpt)
 
@@ -375,6 +422,17 @@ def _last_call(nodes: tuple[TagNode, ...]) -> TagNode | None:
         if node.name == TOOL:
             return node
     return None
+
+
+def _last_end_before(nodes: tuple[TagNode, ...], at: int, floor: int) -> int:
+    """The end of the last capture, at any depth, that ends at or before ``at`` (``floor`` if none)."""
+    end = floor
+    for node in nodes:
+        if node.end <= at:
+            end = max(end, node.end)
+        elif node.start < at and node.children:
+            end = max(end, _last_end_before(node.children, at, floor))
+    return end
 
 
 def _unread_calls_warning(spans: tuple[tuple[int, int], ...], prompt: int) -> str:

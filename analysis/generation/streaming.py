@@ -463,8 +463,16 @@ class StreamParser:
             message, holds_call = map_streamed(result, generated.keeps_reasoning_in_content, generated.hooks, self._decoded)
         else:
             message, holds_call = map_result(result, generated.keeps_reasoning_in_content, generated.hooks, decoded=self._decoded), False
+        broken = False
+        if result.status is Status.NEED_MORE and any(m in message.content for m in generated.call_markers):
+            # a call block that broke, read as text: the calls before the break
+            # are calls, as the whole output's parse reads them
+            output = text[len(generated.generation_prompt) :]
+            before = generated.calls_before_a_break(output, result, message)
+            if before is not None:
+                message, broken = before.message, True
         held = held_whole = False
-        if result.status is Status.NEED_MORE:
+        if result.status is Status.NEED_MORE and not broken:
             shown, held = hold_open_reasoning(result, message, self.generated.built.trigger)
             # a whole marker waits for the block's end; a part of one, for the next chunk
             held_whole = held and self.generated.built.trigger in (message.reasoning_content or "")
@@ -479,7 +487,7 @@ class StreamParser:
             return []
         self._acc = _Accumulated.of(message)
         self._shown_length = len(text)
-        if result.status is not Status.NEED_MORE:
+        if result.status is not Status.NEED_MORE or broken:
             self._path = None
         elif held:  # the shown reasoning waits
             self._path = self._plan_held(result) if held_whole else None
@@ -511,7 +519,7 @@ class StreamParser:
             # (a frontier that starts at the very end may still move: a space()
             # before it would swallow leading whitespace of the next chunk)
             return None
-        sink = _DropSink() if holds_call else self._sink(tag, call, field_name)
+        sink = _DropSink() if holds_call else self._sink(tag, call, field_name, result)
         if sink is None:
             return None
         text = result.text
@@ -543,14 +551,19 @@ class StreamParser:
         names = call.find(TOOL_NAME)
         return bool(names) and names[0].complete
 
-    def _sink(self, tag: TagNode, call: TagNode | None, field_name: str) -> _Sink | None:
+    def _sink(self, tag: TagNode, call: TagNode | None, field_name: str, result: ParseResult) -> _Sink | None:
         """Where the growing field's text goes, or None while it is not shown yet."""
         acc = self._acc
         if field_name in (REASONING, CONTENT):
             parts = acc.reasoning if field_name == REASONING else acc.content
             if not any(parts):
                 return None  # leading whitespace is still being dropped
-            pending = tag.text[len(tag.text.rstrip(_WS)) :] if tag.text.strip() else ""
+            # what waits: the field's trailing whitespace up to where the parse
+            # read, the end of an earlier piece of it included (text after a call)
+            read = tag.text[: max(result.end - tag.start, 0)]
+            if not read.strip():
+                read = "".join(n.text for n in result.find(tag.name) if n.end <= tag.start) + read
+            pending = read[len(read.rstrip(_WS)) :]
             return _TextSink(parts, reasoning_delta if field_name == REASONING else content_delta, pending)
         if field_name == DROP or (field_name == TOOL_ARGS and self.holds_open_arguments):
             return _DropSink()  # (raw arguments held: the call shows once they close, as the mapper holds it)

@@ -3,8 +3,10 @@
 ``<|start|>assistant``.
 
 The ``analysis`` channel is reasoning, ``final`` and ``commentary`` are content,
-a message to ``functions.NAME`` is a call whose body is its JSON arguments, and
-messages to other recipients (``python``, ``container.exec``) are dropped.
+a message to ``functions.NAME`` is a call whose body is its JSON arguments (to
+``NAME``, a declared function, also: a deviation noted), messages to the
+built-in tools (``python``, ``browser.search``, ``container.exec``) are dropped,
+and a message to any other recipient is content, header and all.
 A message on a channel harmony does not define is content, header and all.  The
 last channel named in a header decides (``commentary to=assistant<|channel|>analysis``
 is reasoning).  A truncated output such as a lone ``<|channel|>`` parses as
@@ -43,6 +45,9 @@ from peg.engine import TagNode
 HARMONY_MSG = "harmony-msg"
 HARMONY_MSG_RAW = "harmony-msg-raw"
 H_TO = "h-to"
+#: a recipient that names a declared function without its ``functions.`` namespace
+H_TO_BARE = "h-to-bare"
+_BARE_NOTED = "deviation:" + DeviationKind.OTHER_CALL_SYNTAX.value  # (the capture around one)
 H_CHANNEL = "h-channel"
 H_BODY = "h-body"
 #: the captures that are a whole harmony message
@@ -85,6 +90,13 @@ def build(
     boilerplate, _ = boilerplate_and_reasoning_start(generation_prompt, continued_text, analysis, prefill)
     word = p.chars("[^<> \t\n]", 1, UNBOUNDED)
     to_token = p.space() + p.literal("to=") + p.tag(H_TO, word)
+    functions = tool_functions(request) if request.has_tools else []
+    if functions and not for_grammar:
+        # (a deviation: a declared function's name as the recipient, its functions. namespace left out)
+        bare = p.choice(*(p.literal(f["name"]) for f in functions)) + p.peek(p.choice(p.chars("[<> \t\n]", 1, 1), p.end()))
+        to_token = p.choice(
+            p.space() + p.literal("to=") + deviation(DeviationKind.OTHER_CALL_SYNTAX, p.tag(H_TO_BARE, bare)), to_token
+        )
     constrain = p.space() + p.literal("<|constrain|>") + word
     channel = p.literal("<|channel|>") + p.tag(H_CHANNEL, p.chars("[A-Za-z0-9_]", 1, UNBOUNDED))
     content_type = p.chars("[ \t]", 1, UNBOUNDED) + word  # "commentary json": the template's own spelling
@@ -107,14 +119,16 @@ def build(
         + p.tag(H_BODY, p.until(*ENDS, "<|start|>", then=body_end))
         + p.optional(p.choice(*(p.literal(e) for e in ENDS))),
     )
-    # an output cut off inside a header (a lone trailing "<|channel|>") adds nothing
-    cut_header = p.one_or_more(p.choice(to_token, channel, constrain, p.literal("<|channel|>"), p.literal("<|constrain|>"))) + p.space()
+    # an output cut off inside a header (a lone trailing "<|channel|>") adds nothing: a cut, reported
+    cut_header = deviation(
+        DeviationKind.CUT_SHORT,
+        p.one_or_more(p.choice(to_token, channel, constrain, p.literal("<|channel|>"), p.literal("<|constrain|>"))),
+    ) + p.space()
     # (parsing) an end marker written twice, or <|return|> after <|call|>, is dropped
     ends = p.zero_or_more(p.space() + p.choice(*(p.literal(e) for e in ENDS))) if not for_grammar else p.eps()
     body = p.zero_or_more(message + ends + p.optional(p.literal(SEPARATOR))) + p.space() + p.optional(cut_header) + p.end()
     if not for_grammar:  # (a deviation: the role header the prompt wrote, written again first)
         body = p.optional(p.space() + deviation(DeviationKind.ROLE_HEADER_REPEATED, p.literal(SEPARATOR))) + body
-    functions = tool_functions(request) if request.has_tools else []
     if not functions:
         return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, None, "", request.reasoning_format.value != "none")
     # The grammar (lazy, from a call's header; see TRIGGERS): one call to a
@@ -155,21 +169,28 @@ TRIGGER_WORD = " to=functions."
 
 #: the channels harmony defines (a message on another is kept as written)
 CHANNELS = ("analysis", "commentary", "final")
+#: the recipients harmony's built-in tools take (a message to one is dropped: the engine runs it)
+BUILT_IN_TOOLS = ("python", "browser", "container")
 
 #: harmony's special tokens (the markers above combine them with channel names and text)
 TOKENS = ("<|channel|>", "<|constrain|>", "<|message|>", "<|start|>", "<|end|>")
 
 def route(message: TagNode, keep_reasoning_in_content: bool) -> Route:
     """Where one message goes: the recipient and the last channel decide."""
-    recipients = [n for n in message.children if n.name == H_TO]
+    recipients = [n for n in message.children if n.name == H_TO or n.name == _BARE_NOTED]
+    recipients = [n.children[0] if n.name == _BARE_NOTED else n for n in recipients]
     channels = [n.text for n in message.children if n.name == H_CHANNEL]
     bodies = [n for n in message.children if n.name == H_BODY]
     body = bodies[0] if bodies else None  # None: the header is still being written
     recipient = recipients[-1] if recipients else None
-    if recipient is not None and recipient.text.startswith("functions."):
+    if recipient is not None and recipient.name == H_TO_BARE:
+        return Route(TOOL_ARGS, body, recipient.text, recipient.complete)
+    if recipient is not None and recipient.text.startswith("functions.") and len(recipient.text) > len("functions."):
         return Route(TOOL_ARGS, body, recipient.text[len("functions.") :], recipient.complete)
+    if recipient is not None and recipient.text.split(".")[0] in BUILT_IN_TOOLS:
+        return Route(DROP, body)  # a message to a built-in tool (python, browser.search...)
     if recipient is not None and recipient.text != "assistant":
-        return Route(DROP, body)  # a message to a built-in tool (python, browser...)
+        return Route(CONTENT, message if body is not None else None)  # an unknown recipient: kept as written
     if channels and channels[-1] == "analysis":
         if message.name == HARMONY_MSG_RAW or keep_reasoning_in_content:
             return Route(CONTENT, message if body is not None else None)  # markup and all

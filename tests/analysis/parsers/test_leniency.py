@@ -74,10 +74,15 @@ def test_a_call_marker_in_reasoning_that_closes_stays_reasoning() -> None:
     }
 
 
-def test_a_lone_trailing_control_marker_adds_nothing() -> None:
-    assert read("openai-gpt-oss-120b.jinja", "<|channel|>") == {"content": "", "ok": True}
+def test_an_output_cut_inside_a_message_header_is_a_cut_its_text_kept() -> None:
+    # (issue 43: this was read as adding nothing, ok, and the header's text was lost
+    # without a word; a cut is reported, and text kept as content is the output's own)
+    assert read("openai-gpt-oss-120b.jinja", "<|channel|>") == {"content": "<|channel|>", "ok": False}
     output = "<|channel|>analysis<|message|>Thinking.<|end|><|start|>assistant<|channel|>"
-    assert read("openai-gpt-oss-120b.jinja", output) == {"content": "", "reasoning_content": "Thinking.", "ok": True}
+    assert read("openai-gpt-oss-120b.jinja", output) == {"content": "<|channel|>", "reasoning_content": "Thinking.", "ok": False}
+    outcome = zoo_generated("openai-gpt-oss-120b.jinja").parse(" to=functions.get_weather<|channel|>comme")
+    assert outcome.message.content == "to=functions.get_weather<|channel|>comme" and outcome.cut_short
+    assert [(d.start, d.end) for d in outcome.deviations] == [(1, 41)]
 
 
 def test_a_call_cut_off_is_kept_as_text_and_reported() -> None:

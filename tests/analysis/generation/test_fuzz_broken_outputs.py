@@ -1,0 +1,143 @@
+"""Broken and cut outputs keep their text (issue 43): the content and the
+reasoning are the output's own text, no word of it is lost, and a stream ends
+as the whole parse (``tests.fuzzing``).
+
+First the checks themselves, then the readings the fuzz found wrong, each on
+the template it was found on, then a sample of the fuzz over every template
+of both folders (the whole run: ``python -m tests.fuzzing``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from analysis.generation.generated import Generated
+from analysis.messages.deviations import DeviationKind
+from analysis.messages.mapper import Message, ToolCall
+from tests.conftest import ROOT, SHARED, needs_shared
+from tests.deviating import renders
+from tests.fuzzing import PROMISES, fuzz, subject, subsequence, words_lost
+from tests.reading import parsed_as_streamed
+
+KNOWN = json.loads((ROOT / "tests" / "fuzz-known-failures.json").read_text(encoding="utf-8"))
+
+
+def _generated(name: str) -> Generated:
+    generated, _ = renders(SHARED / "templates" / name)
+    assert generated is not None
+    return generated
+
+
+# -- the checks -----------------------------------------------------------------------------
+
+
+def test_text_the_output_never_had_is_found() -> None:
+    assert subsequence('Hi <tool_call> {"name": "g",', 'Hi\n<tool_call>\n{"name": "g", "')
+    # (a cut call that comes back with a quote it never had, or its opener moved after it)
+    assert not subsequence('{"name":"g",""', '<tool_calls>{"name":"g","')
+    assert not subsequence('{"name": "g"}<tool_calls>', '<tool_calls>{"name": "g"}')
+
+
+def test_a_lost_word_is_found_and_markup_is_not_text() -> None:
+    text = 'Hi there.<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
+    read = Message("Hi there.", tool_calls=(ToolCall("get_weather", '{"city": "Paris"}'),))
+    assert words_lost(read, text, frozenset({"tool_call"})) == []
+    assert words_lost(Message(content="Hi."), text, frozenset({"tool_call"})) == ["Paris", "get_weather", "there"]
+    # (a key of the JSON call object is the format's, its value is not)
+    assert words_lost(Message(content=""), '{"nam": "x"}', frozenset()) == ["x"]
+
+
+# -- what the fuzz found ------------------------------------------------------------------
+
+
+@needs_shared
+def test_a_call_cut_in_its_header_comes_back_as_written() -> None:
+    # (was '<tool_call>\n{"name": "get_weather", "ar "ar': the cut text twice)
+    generated = _generated("ibm-granite-granite-4.1.jinja")
+    for output in ('<tool_call>\n{"name": "get_weather", "ar', 'Hi <tool_call>\n{"name": "get_weather", "ar'):
+        outcome = parsed_as_streamed(generated, output)
+        assert outcome.message.content == output and outcome.cut_short
+
+
+@needs_shared
+def test_a_cut_call_keeps_the_section_opener_before_it() -> None:
+    # (MiniMax's <minimax:tool_call> opener was lost: the content began at <invoke)
+    output = '<minimax:tool_call>\n<invoke name="get_weather">\n<parameter name='
+    outcome = parsed_as_streamed(_generated("MiniMax-M2.jinja"), "</think>\n\n" + output)
+    assert outcome.message.content == output and outcome.cut_short
+
+
+@needs_shared
+def test_a_call_list_whose_second_call_breaks_keeps_the_first() -> None:
+    # (the whole parse was all content; a stream had shown the first call)
+    generated = _generated("unsloth-Apriel-1.5.jinja")
+    second = '{"name": "Note: here.\nget_time", "arguments": {"zone": "CST"}}]</tool_calls>'
+    output = f'<tool_calls>[{{"name": "get_weather", "arguments": {{"city": "Dallas"}}}}, {second}'
+    for size in (1, 4, 16):
+        outcome = parsed_as_streamed(generated, output, size)
+        assert [c.name for c in outcome.message.tool_calls] == ["get_weather"] and not outcome.ok
+        assert outcome.message.content == ", " + second
+    # (and where the list breaks after its last call, a stream that held the list agrees)
+    generated = _generated("nvidia-Llama-3_3-Nemotron-Super-49B-v1_5.jinja")
+    output = '<TOOLCALL>[{"name": "get_weather", "arguments": {"city": "Dallas"}}><|eot_id|>'
+    for size in (1, 8):
+        outcome = parsed_as_streamed(generated, output, size)
+        assert [c.name for c in outcome.message.tool_calls] == ["get_weather"] and outcome.message.content.startswith(">")
+
+
+@needs_shared
+def test_text_after_a_call_that_begins_like_a_stop_keeps_the_space_before_it() -> None:
+    # (a stream showed 'first.<|im_eall>>': the newline lost, a '>' added)
+    generated = _generated("MiMo-VL.jinja")
+    output = 'Checking first.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Dallas"}}\n</tool_call><|im_eall><|im_end|>'
+    for size in range(1, 15):
+        assert parsed_as_streamed(generated, output, size).message.content == "Checking first.\n<|im_eall>"
+
+
+@needs_shared
+def test_harmony_recipients_without_the_namespace_or_unknown() -> None:
+    generated = _generated("openai-gpt-oss-120b.jinja")
+    body = '<|channel|>commentary json<|message|>{"city": "Dallas"}<|call|>'
+    outcome = parsed_as_streamed(generated, " to=get_weather" + body)
+    assert [c.name for c in outcome.message.tool_calls] == ["get_weather"]
+    assert [d.kind for d in outcome.deviations] == [DeviationKind.OTHER_CALL_SYNTAX]
+    # (a recipient that is neither a function nor a built-in tool: kept as written, not dropped)
+    outcome = parsed_as_streamed(generated, " to=get_weathers" + body)
+    assert outcome.message.content == "to=get_weathers" + body and not outcome.message.tool_calls
+    # (a message to a built-in tool is the engine's to run: dropped, as before)
+    assert parsed_as_streamed(generated, " to=python<|channel|>analysis<|message|>print(1)<|call|>").message.content == ""
+
+
+# -- the fuzz, sampled ---------------------------------------------------------------------
+
+
+@needs_shared
+@pytest.mark.slow
+@pytest.mark.parametrize("folder", ["templates", "templates-more"])
+def test_broken_and_cut_outputs_keep_their_text(folder: str) -> None:
+    """No content or reasoning holds text the output never had; a word lost,
+    or a stream that ends otherwise than the whole parse, only where listed
+    (``tests/fuzz-known-failures.json``, with the reason)."""
+    outputs, counts, new = 0, Counter[str](), []
+    for path in sorted((SHARED / folder).glob("*.jinja")):
+        s = subject(path)
+        if s is None:
+            continue
+        count, failures = fuzz(s, per_render=12, seed=1)
+        outputs += count
+        counts.update(f.promise for f in failures)
+        allowed = set(KNOWN.get(s.name, {}))
+        new += [f.to_json() for f in failures if f.promise == "alien" or f.promise not in allowed]
+    print(f"\n{outputs} broken or cut outputs: " + ", ".join(f"{p} {counts[p]}" for p in PROMISES))
+    assert outputs > 1000
+    assert not new, new[:3]
+
+
+def test_the_known_failures_give_reasons() -> None:
+    for name, promises in KNOWN.items():
+        assert Path(name).suffix == ".jinja"
+        assert set(promises) <= {"dropped", "stream"} and all(len(why) > 20 for why in promises.values()), name
