@@ -2,9 +2,9 @@
 conversation before the template sees it: the one table lint reads to decide
 which engines a finding breaks (an error only for those).
 
-Each fact names its source: a file and version (a release, or the commit it was
-read at) in the engine's repository, or "not pinned" where it was not read at a
-known commit (docs/lint.md shows the table)."""
+Each fact names its source: a file and version (a release, the commit it was
+read at, or the pull request that made it so) in the engine's repository
+(docs/lint.md shows the table)."""
 
 from __future__ import annotations
 
@@ -134,10 +134,13 @@ ENGINES: tuple[Engine, ...] = (
         variables=("messages", "tools", "add_generation_prompt", "bos_token", "eos_token", "enable_thinking",
                    "chat_template_kwargs", "strftime_now"),
         sources=(
-            ("arguments", f"{_LLAMA_CPP} common/chat.cpp workaround::func_args_not_string, applied when the template's "
-                          "probed caps say it renders object arguments, which lint assumes (minja's "
-                          "requires_object_arguments before it; read on master, 2025-26; version not pinned: "
-                          "at commit 7e1d7d48a12b it is defined but never called, at 2393b17fc895 called for some formats only)"),
+            ("arguments", f"{_LLAMA_CPP} common/chat.cpp common_chat_templates_apply_jinja: workaround::func_args_not_string "
+                          "when tmpl.original_caps().supports_object_arguments (common/jinja/caps.cpp: the template reads a "
+                          "probe call's arguments.arg), since PR #20612 (merged 2026-03-16); before it, minja's "
+                          "chat_template::apply parsed string arguments when caps.requires_object_arguments (at commit "
+                          "85c9a5042b06, vendor/minja/chat-template.hpp). Builds between them pass strings: at commits "
+                          "7e1d7d48a12b and 0374c5b6e4c1 func_args_not_string is never called; at 2393b17fc895 only some "
+                          "formats call it"),
             ("null_content", f"{_LLAMA_CPP} common/chat.cpp workaround::requires_non_null_content: a call turn without "
                              "content gets \"\" for every template that writes tool calls (caps.supports_tool_calls; at commit 7e1d7d48a12b)"),
             ("system", f"{_LLAMA_CPP} common/chat.cpp workaround::system_message_not_supported: a leading system message is "

@@ -4,6 +4,8 @@ and defects seeded into clean templates are all still found."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from analysis.errors import InputError
@@ -34,6 +36,9 @@ def test_the_table_cites_a_source_for_what_each_engine_does() -> None:
                 assert engine.source(what), (engine.name, what)
         else:
             assert engine.source("renders_jinja"), engine.name
+        # (each fact pinned to what it was read at: a commit, a pull request or a release)
+        for what, source in engine.sources:
+            assert re.search(r"\bcommits? `?[0-9a-f]{12}|\bPR #\d+|\b\d+\.\d+\.\d+\b", source), (engine.name, what)
 
 
 def test_an_unknown_engine_is_bad_input_named_in_one_line() -> None:
