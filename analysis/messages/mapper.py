@@ -395,8 +395,16 @@ class _Walk:
     #: and so is everything after it
     hold_open_arguments: bool = False
     held: bool = False
+    #: where the last capture visited ends (-1: none yet): a call kept as text
+    #: keeps the markers written since (a section's opener, a separator)
+    last_end: int = -1
 
     def visit(self, node: TagNode) -> None:
+        self._visit(node)
+        if node.end > self.last_end:
+            self.last_end = node.end
+
+    def _visit(self, node: TagNode) -> None:
         if self.held:
             return  # (after a held call, nothing shows: the call may yet be text, before it)
         if node.name in self.hooks.message_tags:
@@ -437,9 +445,11 @@ class _Walk:
             self.visit(child)
 
     def as_text(self, node: TagNode) -> None:
-        """A call that is none: its text, as written, is content."""
-        self.content.append(node.text)
-        self.unread.append((node.start, node.end))
+        """A call that is none: its text, as written, is content, with the
+        markers between the capture before it and it."""
+        start = self.last_end if 0 <= self.last_end <= node.start else node.start
+        self.content.append(node.source[start : node.end])
+        self.unread.append((start, node.end))
 
     def message(self, node: TagNode, route: Route) -> None:
         """A message-shaped capture (a harmony message), where its route sends it."""

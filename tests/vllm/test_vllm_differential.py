@@ -175,16 +175,10 @@ CASES: dict[tuple[str, str], tuple[str, Answer]] = {
 }
 
 #: where the plugin's answer (the library's: ``autoparser parse`` reads the same) is not the right one: why
-PLUGIN_WRONG: dict[tuple[str, str], str] = {
-    ("hermes", "serialized arguments"): "the arguments are a JSON string holding an object (Granite 4 writes them so): the call is get_db_config(param=...), "
-    "as vLLM reads it; the library keeps a call whose arguments are not a JSON object as text (a library change: read a string that holds an object as that object)",
-}
+PLUGIN_WRONG: dict[tuple[str, str], str] = {}
 
 #: where the plugin's stream, assembled, is not its whole answer (the library's StreamParser and Generated.parse disagree): why
-STREAM_IS_NOT_WHOLE: dict[tuple[str, str], str] = {
-    ("hermes", "serialized arguments"): "the whole parse keeps the call as text (its arguments are not an object) while the stream shows the call "
-    "with the JSON string as its arguments: a library bug (StreamParser shows a call whose JSON arguments are a string), reported",
-}
+STREAM_IS_NOT_WHOLE: dict[tuple[str, str], str] = {}
 
 _CUT = "the arguments object is complete and only the call object's closing brace is missing at the output's end (cut off by a stop or max_tokens): the call is unambiguous; vLLM's parser returns the markup as content, which a client cannot act on"
 
