@@ -29,7 +29,7 @@ from peg.engine import ParseResult, TagNode, parse
 from peg.errors import GrammarError
 from peg.gbnf_writer import to_gbnf
 from peg.status import Status
-from peg.text import line_column
+from peg.text import WS, line_column
 
 
 @dataclass(frozen=True)
@@ -343,17 +343,12 @@ class Generated:
         rest_from = unshown_from(prefix, self.hooks, prompt)
         if unread_calls:
             warning += "; " + _unread_calls_warning(unread_calls, prompt)
-            # the text from the first call kept as text on, markers before it
-            # included, is content as written: read what ends before it, where
-            # that reads the calls before it as they read here; else the content
-            # holds the calls' text and the rest follows it
-            first = min(start for start, _ in unread_calls)
-            before = self.parse_text(output[: _last_end_before(prefix.tree, first, prompt) - prompt], partial=True)
-            again = map_finished(before, self.keeps_reasoning_in_content, self.hooks)[0] if before.status is not Status.FAILURE else None
-            if again is not None and again.tool_calls == message.tool_calls:
-                message, rest_from = again, unshown_from(before, self.hooks, prompt)
-            else:
-                rest_from = max(rest_from, max(end for _, end in unread_calls))
+            # (the content holds the calls' text as written, the markers before them
+            # included: the rest of the output follows it)
+            end = max(end for _, end in unread_calls)
+            while end > rest_from and prefix.text[end - 1] in WS:  # (the message's trailing whitespace: trimmed)
+                end -= 1
+            rest_from = max(rest_from, end)
         message = with_rest(message, output[rest_from - prompt :])
         # (the cut call: the first call kept as text, else the text a stream had not shown)
         cut_from = min((start for start, _ in unread_calls), default=unshown_from(prefix, self.hooks, prompt))

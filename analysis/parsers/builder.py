@@ -77,9 +77,15 @@ def _content_only(analysis: TemplateAnalysis, stops: Sequence[str] = ()) -> Pars
     if c.mode is ContentMode.PLAIN or not (c.start and c.end):
         return everything
     start, end = strip_ws(c.start), strip_ws(c.end)
+    # (the opener first, or after a reasoning block kept in the content, is markup;
+    # after other text, it is kept as written: a reply's text is verbatim)
+    opened = [p.literal(start)]
+    reasoning_end = strip_ws(analysis.reasoning.end)
+    if reasoning_end:
+        opened.append(tags.content(p.until(reasoning_end) + p.literal(reasoning_end) + p.space()) + p.literal(start))
+    opened.append(tags.content(p.until(start) + p.literal(start)))
     wrapped = (
-        p.optional(tags.content(p.until(start)))
-        + p.literal(start)
+        p.choice(*opened)
         + tags.content(p.until(end))
         + p.optional(p.literal(end))  # a reply cut off before its end marker is still the reply
         + ending(stops)

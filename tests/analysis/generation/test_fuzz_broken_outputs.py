@@ -72,6 +72,25 @@ def test_a_cut_call_keeps_the_section_opener_before_it() -> None:
 
 
 @needs_shared
+def test_a_cut_call_after_reasoning_whose_opener_was_in_the_prompt_keeps_the_reasoning() -> None:
+    # (the whole parse was all content, the stream showed the reasoning)
+    output = 'Hmm\n</think>\n\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Dal'
+    outcome = parsed_as_streamed(_generated("Qwen-Qwen3-0.6B.jinja"), output)
+    assert outcome.message.reasoning_content == "Hmm" and outcome.message.content == output[output.index("<tool_call>") :]
+    # (a value cut before its closer: the newline before the closer stays)
+    output = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool"
+    assert parsed_as_streamed(_generated("Qwen3-Coder.jinja"), output).message.content == output
+
+
+@needs_shared
+def test_a_reply_opener_after_other_text_is_kept_as_written() -> None:
+    # (Solar's <|content|>, Cohere's <|START_RESPONSE|>: dropped from the middle of the text, while a stream kept it)
+    generated = _generated("upstage-Solar-Open-100B.jinja")
+    assert parsed_as_streamed(generated, "Hi <|content|>there").message.content == "Hi <|content|>there"
+    assert parsed_as_streamed(generated, "<|content|>Hello<|end|>").message.content == "Hello"
+
+
+@needs_shared
 def test_a_call_list_whose_second_call_breaks_keeps_the_first() -> None:
     # (the whole parse was all content; a stream had shown the first call)
     generated = _generated("unsloth-Apriel-1.5.jinja")
