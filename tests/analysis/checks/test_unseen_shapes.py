@@ -679,3 +679,22 @@ def test_gigachat3_parallel_calls_are_unreadable_because_the_template_writes_onl
     trips = {t.probe: t for t in check_template(ZOO / name, name).round_trips}
     assert trips["two calls"].status is ProbeStatus.SKIPPED and trips["two calls"].detail == "the template does not render these calls"
     assert all(t.status is ProbeStatus.OK for p, t in trips.items() if p != "two calls"), trips
+
+
+def test_a_template_whose_reasoning_turn_renders_no_call_is_read() -> None:
+    """Issue 47: a history that writes a turn's reasoning or its calls, never
+    both (a turn with ``reasoning_content`` leaves its calls out): the
+    reasoning and the calls are each found from the renders that show them,
+    and every probe reads back."""
+    from analysis.template.rendering import ChatTemplate, RenderRequest
+
+    path = SMALL / "reasoning_drops_calls.jinja"
+    call = {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}
+    turn = {"role": "assistant", "content": "", "reasoning_content": "Plan.", "tool_calls": [call]}
+    rendered = ChatTemplate(load_template(path)).render(RenderRequest([{"role": "user", "content": "x"}, turn]))
+    assert "<think>" in rendered and "get_weather" not in rendered  # (the kind: the reasoning variant renders no call)
+    result = check_template(path, "reasoning_drops_calls.jinja")
+    assert result.status is CheckStatus.OK, result.reason
+    assert all(t.status is ProbeStatus.OK for t in result.round_trips), result.round_trips
+    analysis = auto_parser(load_template(path)).analysis
+    assert analysis.reasoning.start.strip() == "<think>" and analysis.tools.format.per_call_start.strip() == "<tool_call>"
