@@ -178,7 +178,7 @@ def build_parser(
                     # (the text after the calls is the template's; text between two calls, a deviation)
                     block = p.rule("call-block", calls_only)
                     between = deviation(DeviationKind.TEXT_BETWEEN_CALLS, text_until(starts, stops, then=block))
-                    rest.body = block + p.zero_or_more(closers + between + block) + p.optional(text_until((), stops)) + tail
+                    rest.body = block + more_after_text(closers, between, block) + p.optional(text_until((), stops)) + tail
                 else:
                     # (text after the calls is content, so the rest of the output reads
                     # from a marker exactly where a call block does: the text between
@@ -186,7 +186,7 @@ def build_parser(
                     # one per call, which ran out of stack after a few hundred calls)
                     block = p.rule("call-block", tool_calls)
                     between = deviation(DeviationKind.TEXT_BETWEEN_CALLS, text_until(starts, stops, then=block))
-                    rest.body = block + p.zero_or_more(closers + between + block) + tail
+                    rest.body = block + more_after_text(closers, between, block) + tail
                 with_calls = _content_until(analysis, *starts, stops=stops, then=rest) + rest
         elif json_starts:
             # (parsing) calls at the output's start, text after them content; after
@@ -231,7 +231,15 @@ def _calls_with_text_between(calls: Parser, closers: Parser, line_starts: Sequen
     text, where they begin a line (a deviation: text between calls)."""
     block = p.rule("call-block-on-its-line", p.space() + calls)
     between = deviation(DeviationKind.TEXT_BETWEEN_CALLS, text_until(line_starts, stops, then=block))
-    return calls + p.zero_or_more(closers + between + block)
+    return calls + more_after_text(closers, between, block)
+
+
+def more_after_text(closers: Parser, between: Parser, block: Parser) -> Parser:
+    """More call blocks, each after text (``between``, a deviation), once the
+    calls before them are read (``closers``: the repeated closers between).
+    Output that ends after the calls, the common case, tries no text between:
+    one cheap check (text between is a look-ahead that reads the next block)."""
+    return p.zero_or_more(p.negate(p.space() + p.end()) + closers + between + block)
 
 
 def reply_lead(analysis: TemplateAnalysis, boilerplate: str, tools: bool = False) -> str:

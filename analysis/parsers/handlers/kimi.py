@@ -16,7 +16,7 @@ from typing import Any
 from analysis.messages import tags
 from analysis.messages.deviations import DeviationKind, deviation
 from analysis.messages.tags import REASONING_UNOPENED
-from analysis.parsers.builder import BuiltParser
+from analysis.parsers.builder import BuiltParser, more_after_text
 from analysis.parsers.handlers.base import Handler, probe_call_render, with_tool_markers
 from analysis.parsers.json_calls import json_arguments
 from analysis.parsers.pieces import ending, repeated_calls, text_then, text_to_end, text_until, turn_end_markers
@@ -121,7 +121,7 @@ def build(
         block = p.rule("call-block", p.one_or_more(calls) + stray)
         between = deviation(DeviationKind.TEXT_BETWEEN_CALLS, text_until(starts, stops, then=block))
         after = p.choice(ending(stops), deviation(DeviationKind.TEXT_AFTER_CALLS, text_until((), stops)) + ending(stops))
-        with_calls = text_then(starts, block + p.zero_or_more(between + block) + after, stops)
+        with_calls = text_then(starts, block + more_after_text(p.eps(), between, block) + after, stops)
     body = reasoning + (with_calls if request.tool_choice is ToolChoice.REQUIRED else p.choice(with_calls, text_to_end(stops)))
     # the grammar switches on at a call (models also write calls without the section marker)
     return BuiltParser(p.literal(boilerplate) + body, boilerplate, body, calls, CALL_START, extracts, p.literal(boilerplate) + reasoning + with_calls)
