@@ -295,8 +295,14 @@ class Generated:
 
     def _find_marker(self, text: str, start: int, end: int) -> int:
         """The first call marker in ``text[start:end]`` (an offset in ``text``), or -1."""
-        found = [at for m in self.call_markers if (at := text.find(m, start, end)) >= 0]
-        return min(found, default=-1)
+        best = -1
+        if start >= end:  # (the common case: nothing after the calls)
+            return best
+        for marker in self.call_markers:
+            at = text.find(marker, start, end)
+            if at >= 0 and (best < 0 or at < best):
+                best = at
+        return best
 
     def _marker_in_text(self, result: ParseResult, message: Message) -> bool:
         """Whether the content holds a call marker as text (before, between or
