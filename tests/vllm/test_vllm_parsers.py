@@ -25,7 +25,7 @@ from vllm.tool_parsers import ToolParserManager
 import autoparser_vllm.vllm_parsers as plugin
 from tests.conftest import ROOT, ZOO, needs_shared
 from tests.vllm.harness import Answer, Tokenizer, parser_class, request, streamed, whole
-from tests.vllm.test_vllm_differential import CASES, FAMILIES, PLUGIN_WRONG, STREAM_IS_NOT_WHOLE, TOOLS
+from tests.vllm.test_vllm_differential import CASES, FAMILIES, PLUGIN_WRONG, STREAM_IS_NOT_WHOLE, TOOLS, tools_of
 
 TAGGED = (ROOT / "templates" / "tests" / "tagged_xml.jinja").read_text()
 OUTPUT = (ROOT / "examples" / "tagged_call.txt").read_text()
@@ -235,7 +235,70 @@ RESPONSE_TEMPLATE_DIFFERS: dict[tuple[str, str, str], str] = {
     **{
         ("seed_oss", label, "whole"): "autoparser export refuses Seed-OSS's template: its values are Python literals a response_template cannot type "
         "(one of the export's 7 probes reads otherwise), so there is no second route for this family"
-        for label in ("content only", "reasoning and a call")
+        for label in (
+            "content only",
+            "reasoning and a call",
+            "single_tool_call",
+            "malformed_sibling_kept",
+            "reasoning_then_tool_call",
+            "end_to_end_reasoning_plus_call",
+            "budget_reflect_in_reasoning",
+        )
+    },
+    # the verbatim cases of vLLM v0.33.0's own tests
+    **{
+        (family, label, mode): "the output closes a reasoning block it did not open (</think> alone): the exported template's reasoning "
+        "opens at <think>, so vLLM's response_template parser keeps the reasoning and the </think> as content"
+        for family, label in (
+            ("qwen3", "without_start_token"),
+            ("qwen3", "without_start_token_complete_reasoning"),
+            ("glm45", "without_open_think"),
+        )
+        for mode in _ALL
+    },
+    **{
+        ("minimax_m2", label, mode): "MiniMax-M2's generation prompt opens <think>, so the output begins inside the reasoning block: "
+        "vLLM's response_template parser, which sees the output alone, reads its reasoning (and a </think>) as content"
+        for label in (
+            "no_tool_calls_after_think_end",
+            "content_before_tool_call",
+            "simple_reasoning",
+            "complete_reasoning",
+            "no_end_token",
+            "multiple_lines",
+            "code_in_reasoning",
+            "engine_without_start_token",
+        )
+        for mode in _ALL
+    },
+    **{
+        ("kimi_k2", "tool_section_ends_reasoning", mode): "a tool section that holds no call: vLLM's response_template parser drops "
+        "its opener <|tool_calls_section_begin|> from the content; the plugin keeps the text as written"
+        for mode in _ALL
+    },
+    **{
+        ("qwen3", "tool_call_no_think_end", mode): "the call block in Qwen3-Coder's XML, not the template's JSON: vLLM's response_template "
+        "parser drops the block (no call, no text); the plugin keeps it as content (its own error, PLUGIN_WRONG, is to read no call)"
+        for mode in _ALL
+    },
+    **{
+        ("qwen3_coder", "type_conversion", mode): "the test declares float_param's type as 'float' (no JSON Schema type): vLLM's "
+        "response_template parser keeps 3.14 a string; the plugin reads the number written"
+        for mode in _ALL
+    },
+    **{
+        ("llama3_json", "with_arguments", mode): "a stream of Llama 3's bare JSON call: vLLM's response_template adapter streams it as content "
+        "(its whole parse reads the call); the plugin holds the JSON until it closes and shows the call"
+        for mode in _ALL[1:]
+    },
+    ("llama3_json", "invalid_json", "whole"): "no call reads (the parameters are not JSON): vLLM's response_template parser returns "
+    "nothing at all (no call, no content), the output is lost",
+    **{
+        ("llama3_json", label, mode): "the exported template reads one call object with its arguments under 'parameters' (this output writes "
+        "'arguments', or three objects joined by '; '): vLLM's response_template parser returns nothing for it whole (the calls are lost) "
+        "and streams it as content"
+        for label in ("arguments_key", "multiple_json_semicolon")
+        for mode in _ALL
     },
 }
 
@@ -247,7 +310,7 @@ def route_answers(key: tuple[str, str]) -> dict[str, Answer]:
     reasoning = RESPONSE_TEMPLATE if "thinking" in t.response_template["fields"] else None  # type: ignore[attr-defined]
     cls = ParserManager.get_parser(RESPONSE_TEMPLATE, reasoning, enable_auto_tools=True, tokenizer=t)
     output, _ = CASES[key]
-    req = request(TOOLS)
+    req = request(tools_of(key))
     answers = {"whole": whole(cls, t, req, output)}
     for size in (1, 4, 16):
         answers[f"stream-{size}"] = streamed(cls, t, req, output, size).answer
