@@ -230,10 +230,13 @@ class Atomic(Parser):
 
 @dataclass(frozen=True, eq=False)
 class Tag(Parser):
-    """A named capture the message mapper reads."""
+    """A named capture the message mapper reads; ``marked``: a parse that
+    captures it says so (``ParseResult.marked``: a reader that looks for such
+    captures walks the tree only then)."""
 
     name: str
     item: Parser
+    marked: bool = False
 
     def children(self) -> tuple[Parser, ...]:
         return (self.item,)
@@ -422,10 +425,11 @@ def atomic(item: Parser) -> Parser:
     return Atomic(item)
 
 
-def tag(name: str, item: Parser) -> Parser:
+def tag(name: str, item: Parser, marked: bool = False) -> Parser:
     """``item``, captured in the parse tree as a node called ``name`` (the
-    readers find what a parser read by these names); in a grammar, just ``a``."""
-    return Tag(name, item)
+    readers find what a parser read by these names); in a grammar, just ``a``.
+    ``marked``: a parse that captures it sets ``ParseResult.marked``."""
+    return Tag(name, item, marked)
 
 
 def json_value(held: Iterable[str] = ()) -> Parser:

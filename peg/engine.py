@@ -149,6 +149,9 @@ class ParseResult:
     #: a delimiter's look-ahead did not match somewhere (``Until.then``): text
     #: may hold a delimiter (a quoted marker) that no look-ahead accepted
     rejected: bool = False
+    #: a marked capture (``Tag.marked``) matched somewhere: the tree may hold one
+    #: (False: it holds none)
+    marked: bool = False
 
     @property
     def success(self) -> bool:
@@ -215,6 +218,8 @@ class _State:
     fast: bool = False
     #: fast on whole input: a parser that captures nothing matches as one regex (``peg.regex_form``)
     regex: bool = False
+    #: a marked capture (``Tag.marked``) matched somewhere
+    marked: bool = False
 
     def more(self, node: Parser, pos: int, end: int) -> _Result:
         self.frontier = (node, pos)
@@ -605,10 +610,14 @@ def _tag(node: Tag, st: _State, pos: int) -> _Result:
             matched = pure.match(st.text, pos)
             if matched is None:
                 return _FAIL, pos, _NONE
+            if node.marked:
+                st.marked = True
             return _OK, matched.end(), (_tag_node(node.name, pos, matched.end(), st.text, _NONE, True, ""),)
     status, end, found = _DISPATCH[type(node.item)](node.item, st, pos)
     if status == _FAIL:
         return _FAIL, end, _NONE
+    if node.marked:
+        st.marked = True
     closer = st.last_closer if status == _MORE else ""
     tag_node = _tag_node(node.name, pos, end, st.text, found, status == _OK, closer)
     return status, end, (tag_node,)
@@ -738,4 +747,5 @@ def parse(
         rule_stack=st.furthest_stack,
         frontier=st.frontier if status == _MORE else None,
         rejected=st.any_rejected,
+        marked=st.marked,
     )

@@ -101,7 +101,7 @@ DEVIATION_TAGS = frozenset(_BY_NAME)
 
 def deviation(kind: DeviationKind, item: Parser) -> Parser:
     """``item``, a reading of ``kind``: its capture marks where the output used it."""
-    return p.tag(PREFIX + kind.value, item)
+    return p.tag(PREFIX + kind.value, item, marked=True)
 
 
 @dataclass(frozen=True)
@@ -133,6 +133,8 @@ def deviations_in(result: ParseResult, origin: int = 0) -> tuple[Deviation, ...]
     """The deviations a parse tree's reading used, in output order, with
     positions counted from ``origin`` (the length of the generation prompt the
     parse read first).  Text deviations that hold only whitespace are none."""
+    if not result.marked:  # (no deviation capture matched: no walk)
+        return ()
     spans: list[tuple[int, int, DeviationKind]] = []
     text = result.text
     for node in _deviation_nodes(result.tree):
