@@ -195,7 +195,8 @@ def build_parser(
             # (a deviation: text between calls that each begin a line)
             line_starts = [f"\n{s}" for s in json_starts]
             rest = p.rule("calls-to-end", _calls_with_text_between(tool_calls, closers, line_starts, stops) + tail)
-            to_end = p.rule("glued-calls-to-end", tool_calls + closers + ending(ends))
+            # (held by a stream until the output ends: text after them would make them prose)
+            to_end = p.rule("glued-calls-to-end", tags.calls_held(tool_calls + closers + ending(ends)))
             # (a deviation: calls that begin a line, after text, with text after them: a
             # call object inline in a sentence, "Send {"name": …} and wait.", stays text)
             text_after = deviation(DeviationKind.TEXT_AFTER_CALLS, text_until((), stops)) + ending(stops)

@@ -452,10 +452,7 @@ PLUGIN_WRONG: dict[tuple[str, str], str] = {
 }
 
 #: where the plugin's stream, assembled, is not its whole answer (the library's StreamParser and Generated.parse disagree): why
-STREAM_IS_NOT_WHOLE: dict[tuple[str, str], str] = {
-    ("llama3_json", "simple_with_surrounding_text"): "in 1-character chunks the stream reads the JSON object inside the prose as a call "
-    "(and the content loses a space: 'result: Would'); the whole parse, and 4- and 16-character chunks, keep the text as written",
-}
+STREAM_IS_NOT_WHOLE: dict[tuple[str, str], str] = {}
 
 _CUT = "the arguments object is complete and only the call object's closing brace is missing at the output's end (cut off by a stop or max_tokens): the call is unambiguous; vLLM's parser returns the markup as content, which a client cannot act on"
 

@@ -83,6 +83,20 @@ def test_a_cut_call_after_reasoning_whose_opener_was_in_the_prompt_keeps_the_rea
 
 
 @needs_shared
+def test_a_json_call_object_inside_a_sentence_is_never_shown_as_a_call() -> None:
+    # (vLLM's llama3_json test input: a stream in 1-character chunks showed the
+    # object as a call once it closed, before the sentence went on)
+    generated = _generated("meta-llama-Llama-3.1-8B-Instruct.jinja")
+    output = 'Here is the result: {"name": "get_weather", "parameters": {"city": "Dallas"}} Would you like more?'
+    for size in (1, 2, 3, 16):
+        outcome = parsed_as_streamed(generated, output, size)
+        assert outcome.message.content == output and not outcome.message.tool_calls
+    # (glued to text and running to the output's end, it is a call, as before)
+    outcome = parsed_as_streamed(generated, output[: output.index(" Would")])
+    assert [c.name for c in outcome.message.tool_calls] == ["get_weather"]
+
+
+@needs_shared
 def test_a_reply_opener_after_other_text_is_kept_as_written() -> None:
     # (Solar's <|content|>, Cohere's <|START_RESPONSE|>: dropped from the middle of the text, while a stream kept it)
     generated = _generated("upstage-Solar-Open-100B.jinja")
