@@ -154,6 +154,9 @@ def _deviate(kind: str, generated: Generated, one: str, two: str, second: str | 
         trigger = generated.built.trigger
         if trigger and trigger in second:  # (what the turn writes before its call: an empty reasoning block)
             second = second[second.index(trigger) :]
+        opener = strip_ws(fmt.per_call_start)
+        if not trigger and opener and generated.generation_prompt.rstrip().endswith(opener):
+            second = opener + second  # (the prompt ends with the call's opener, Functionary's >>>: after text, the model writes it)
         return f"{first}\n{SENTENCE}\n{second}"
     if kind == "value-closer":
         closer = strip_ws(arguments.value_suffix)

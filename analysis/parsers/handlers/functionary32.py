@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from analysis.messages import tags
+from analysis.messages.deviations import DeviationKind, deviation
 from analysis.parsers.builder import BuiltParser
 from analysis.parsers.handlers.base import Handler, probe_call_render, with_tool_markers
 from analysis.parsers.json_calls import json_arguments
@@ -110,7 +111,14 @@ def build(
     # after the generic formats' calls (a broken end-of-turn marker after a call)
     tail = end if for_grammar else p.choice(end, text_to_end(stops))
     if request.parallel_tool_calls or not functions or not for_grammar:  # (see repeated_calls)
-        body = segment + p.zero_or_more(p.space() + p.literal(mark) + segment) + tail
+        if for_grammar:
+            body = segment + p.zero_or_more(p.space() + p.literal(mark) + segment) + tail
+        else:
+            # (a deviation: text after a call with no recipient of its own, up to
+            # the next >>> from which a call reads: text between two calls)
+            next_call = p.literal(mark) + p.choice(*segments[:-1]) if functions else p.literal(mark)
+            between = deviation(DeviationKind.TEXT_BETWEEN_CALLS, tags.content(p.until(mark, stops=stops, then=next_call)))
+            body = segment + p.zero_or_more(p.space() + p.optional(between) + p.literal(mark) + segment) + tail
     else:  # one call at most: the call, or text and then a call
         call, text = p.choice(*segments[:-1]), segments[-1]
         body = p.choice(call, text + p.optional(p.space() + p.literal(mark) + call)) + end
