@@ -117,7 +117,7 @@ def gemma_to_json(text: str, complete: bool) -> str:
     return "".join(out)
 
 
-def _value_as_written(value: Parser, names: list[str], stops: tuple[str, ...] = ()) -> Parser:
+def _value_as_written(value: Parser, names: list[str], stops: tuple[str, ...] = (), next_call: Parser | None = None) -> Parser:
     """A value as models write it: a <|"|> string (streamed as it comes), else
     the first that fills the value's place up to the next argument or the
     call's end: a Gemma value, a JSON string ("Paris"), a Python one ('Paris'),
@@ -132,6 +132,11 @@ def _value_as_written(value: Parser, names: list[str], stops: tuple[str, ...] = 
     next_name = p.choice(*(p.literal(n) for n in names)) + p.space() + p.literal(":") if names else p.chars("[A-Za-z0-9_]", 1, UNBOUNDED)
     stopped = p.space() + p.choice(*(p.literal(s) for s in stops)) + p.space() + p.chars("[^ \t\r\n]", 1, 1) if stops else None
     after_call = p.negate(stopped) if stopped is not None else p.eps()
+    if stopped is not None and next_call is not None:
+        # (unless a whole call of a declared function follows that text: the model
+        # went on past where it stops, text between two calls, not a quoted closer)
+        resumed = p.space() + p.choice(*(p.literal(s) for s in stops)) + p.until(CALL_START + "call:", then=next_call) + next_call
+        after_call = p.choice(after_call, p.peek(resumed))
     whole = p.space() + p.choice(p.literal(",") + p.space() + next_name, p.literal("}") + p.space() + p.literal(CALL_END) + after_call)
     quoted = quoted_to_next_argument(QUOTE, boundaries if names else [], end, lambda until: p.tag(TOOL_ARG_RAW, until), whole=whole)
     # (bare text never starts with the quote: a <|"|> string, shown as it came, that never closes breaks the call)
@@ -140,13 +145,15 @@ def _value_as_written(value: Parser, names: list[str], stops: tuple[str, ...] = 
     return p.choice(quoted, others)
 
 
-def _call(function: dict[str, Any], value: Parser, for_grammar: bool = False, stops: tuple[str, ...] = ()) -> Parser:
+def _call(
+    function: dict[str, Any], value: Parser, for_grammar: bool = False, stops: tuple[str, ...] = (), next_call: Parser | None = None
+) -> Parser:
     """One call; parsing (not ``for_grammar``): its closing
     ``<tool_call|>`` may be missing or broken (what follows is then text)."""
     properties = (function.get("parameters") or {}).get("properties") or {}
     names = sorted(properties, key=lambda n: -len(str(n)))
     name_choice = p.choice(*(p.literal(str(n)) for n in names)) if names else p.chars("[A-Za-z0-9_]", 1, UNBOUNDED)
-    read = _value_as_written(value, [str(n) for n in names], stops) if not for_grammar else p.tag(TOOL_ARG_GEMMA, value)
+    read = _value_as_written(value, [str(n) for n in names], stops, next_call) if not for_grammar else p.tag(TOOL_ARG_GEMMA, value)
     arg = p.tag(TOOL_ARG, p.tag(TOOL_ARG_NAME, name_choice) + p.space() + p.literal(":") + p.space() + read)
     args = p.optional(arg + p.zero_or_more(p.space() + p.literal(",") + p.space() + arg))
     # (parsing) the closing brace left out: the call's end marker ends it
@@ -168,7 +175,12 @@ def build(
     functions = tool_functions(request) if request.has_tools else []
     value = gemma_value()
     stopping = (*turn_end_markers(analysis), TOOL_RESPONSE)  # (where a model stops: no text of its follows)
-    call = p.choice(*(_call(dict(f), value, stops=stopping) for f in functions)) if functions else None
+    # (a whole call, which the look-ahead after a value's closer reads too, by reference)
+    any_call = p.rule("gemma4-call")
+    call: Parser | None = None
+    if functions:
+        any_call.body = p.choice(*(_call(dict(f), value, stops=stopping, next_call=p.Ref(any_call)) for f in functions))
+        call = any_call
     exact_call = p.choice(*(_call(dict(f), value, for_grammar=True) for f in functions)) if functions else None  # for the grammar
     stops = ([CALL_START] if call is not None else []) + ([CHANNEL_OPEN, CHANNEL_CLOSE] if extracts else [])
     # (parsing) the end of the turn an engine passes through: <turn|>, and
@@ -199,7 +211,9 @@ def build(
                 # that does not read among others, the loop as before)
                 texts = p.zero_or_more(p.choice(p.negate(p.literal(CALL_START + "call:")) + prose, *plain))
                 between = deviation(DeviationKind.TEXT_BETWEEN_CALLS, texts) + p.peek(p.literal(CALL_START + "call:"))
-                after = p.choice(between, deviation(DeviationKind.TEXT_AFTER_CALLS, texts))
+                # (where the model went on past <|tool_response>, its stop after calls: the marker is markup)
+                resumed = p.optional(p.space() + p.literal(TOOL_RESPONSE) + p.peek(p.space() + p.chars("[^ \t\r\n]", 1, 1)))
+                after = resumed + p.choice(between, deviation(DeviationKind.TEXT_AFTER_CALLS, texts))
                 body = reasoning + texts + p.zero_or_more(call + stray + p.space() + after) + loop + end
         else:  # at most one call, with text before and after it; a second call fails
             text = p.zero_or_more(p.choice(*plain))
