@@ -1,9 +1,13 @@
 """:class:`AutoParser`: a template with its (cached) analysis; ``generate``
-costs one prompt render and a parser build per request."""
+costs one prompt render per request, and a parser build per request unlike
+the last few (the same tools and options reuse theirs)."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import json
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -15,7 +19,7 @@ from analysis.parsers.handlers import handler_named
 from analysis.parsers.prompting import build_prompt
 from analysis.parsers.request import ChatRequest
 from analysis.phases.reasoning import prefill_outcome
-from analysis.phases.result import TemplateAnalysis
+from analysis.phases.result import PrefillOutcome, TemplateAnalysis
 from analysis.probing.caps import Capabilities, chat_template_problem
 from analysis.template.rendering import FROZEN_CLOCK, ChatTemplate
 
@@ -31,6 +35,9 @@ class AutoParser:
         #: a request was generated: the next starts the template's budget afresh
         #: (one command spends one budget, analysis and its request together)
         self._generated = False
+        #: the parsers built for the requests seen last, by what a build reads
+        #: (a server sees the same tools and options again and again)
+        self._built: OrderedDict[tuple[Any, ...], tuple[BuiltParser, Callable[[], BuiltParser] | None]] = OrderedDict()
 
     @property
     def caps(self) -> Capabilities:
@@ -55,28 +62,16 @@ class AutoParser:
         own = len(prompt.continued_text)
         template_part = prompt.generation_prompt[: len(prompt.generation_prompt) - own] if own else prompt.generation_prompt
         prefill = prefill_outcome(template_part, self.analysis.reasoning)  # the continued text is the model's
-        build_for_grammar: Callable[[], BuiltParser] | None = None
-        if handler is not None and handler.build is not None:
-            built = handler.build(self.analysis, request, prompt.generation_prompt, prompt.continued_text, prefill)
-            build_for_grammar = functools.partial(
-                handler.build, self.analysis, request, prompt.generation_prompt, prompt.continued_text, prefill, for_grammar=True
-            )
+        key = _build_key(request, prompt.generation_prompt, prompt.continued_text, prefill.value)
+        cached = self._built.get(key)
+        if cached is not None:
+            self._built.move_to_end(key)
+            built, build_for_grammar = cached
         else:
-            calls = handler.calls if handler is not None else None
-            built = build_parser(self.analysis, request, prompt.generation_prompt, prompt.continued_text, prefill, calls)
-            if request.has_tools or request.json_schema is not None:
-                # the grammar constrains arguments by the schema and markers exactly, and
-                # takes no end-of-turn markers (the engine stops there); the parser reads more
-                build_for_grammar = functools.partial(
-                    build_parser,
-                    self.analysis,
-                    request,
-                    prompt.generation_prompt,
-                    prompt.continued_text,
-                    prefill,
-                    calls,
-                    for_grammar=True,
-                )
+            built, build_for_grammar = self._build(request, prompt.generation_prompt, prompt.continued_text, prefill)
+            self._built[key] = (built, build_for_grammar)
+            if len(self._built) > _BUILT_KEPT:
+                self._built.popitem(last=False)
         return Generated(
             self.analysis,
             request,
@@ -87,6 +82,36 @@ class AutoParser:
             handler.output if handler is not None else GENERIC,
             build_for_grammar,
         )
+
+    def _build(
+        self, request: ChatRequest, generation_prompt: str, continued_text: str, prefill: PrefillOutcome
+    ) -> tuple[BuiltParser, Callable[[], BuiltParser] | None]:
+        """The parser for ``request`` (and how to build the grammar's form)."""
+        handler = self.handler
+        build_for_grammar: Callable[[], BuiltParser] | None = None
+        if handler is not None and handler.build is not None:
+            built = handler.build(self.analysis, request, generation_prompt, continued_text, prefill)
+            build_for_grammar = functools.partial(handler.build, self.analysis, request, generation_prompt, continued_text, prefill, for_grammar=True)
+        else:
+            calls = handler.calls if handler is not None else None
+            built = build_parser(self.analysis, request, generation_prompt, continued_text, prefill, calls)
+            if request.has_tools or request.json_schema is not None:
+                # the grammar constrains arguments by the schema and markers exactly, and
+                # takes no end-of-turn markers (the engine stops there); the parser reads more
+                build_for_grammar = functools.partial(
+                    build_parser, self.analysis, request, generation_prompt, continued_text, prefill, calls, for_grammar=True
+                )
+        return built, build_for_grammar
+
+
+#: how many requests' parsers an :class:`AutoParser` keeps
+_BUILT_KEPT = 32
+
+
+def _build_key(request: ChatRequest, generation_prompt: str, continued_text: str, prefill: str) -> tuple[Any, ...]:
+    """What a parser build reads: the request but for its messages, and what the prompt ends with."""
+    fields = {f.name: getattr(request, f.name) for f in dataclasses.fields(request) if f.name != "messages"}
+    return (json.dumps(fields, sort_keys=True, default=repr), generation_prompt, continued_text, prefill)
 
 
 def auto_parser(loaded: Any) -> AutoParser:
