@@ -295,6 +295,16 @@ class _QuotedPath:
 _Path = _RestPath | _UntilPath | _JsonPath | _QuotedPath
 
 
+def _held_back(path: _Path) -> int:
+    """How many of the characters a fast path carried it holds back, not shown
+    (the possible start of a delimiter, an escape cut short)."""
+    if isinstance(path, (_UntilPath, _QuotedPath)):
+        return len(path.tail)
+    if isinstance(path, _JsonPath) and path.held is not None:
+        return len(path.held.tail)
+    return 0
+
+
 @dataclass
 class _Accumulated:
     content: list[str] = field(default_factory=list)
@@ -361,7 +371,8 @@ class StreamParser:
             self._path = None  # the parse changes here: only a full parse can go on
             # the path carried every chunk since the last full parse but this one
             self._fast_run = sum(map(len, chunks)) - self._parsed_length - len(chunk)
-            self._length = self._shown_length = self._parsed_length + self._fast_run
+            self._length = self._parsed_length + self._fast_run
+            self._shown_length = self._length - _held_back(path)  # (what it held back was not shown)
         if self._failed:
             return []
         self._length += len(chunk)
@@ -397,8 +408,8 @@ class StreamParser:
         the output, as written, to the content; the outcome is then not ``ok``
         and its warning says why."""
         text = "".join(self._chunks)
-        if self._path is not None:  # a fast path carried (and showed) every chunk since the last full parse
-            self._shown_length = len(text)
+        if self._path is not None:  # a fast path carried (and showed, but what it holds back) every chunk since the last full parse
+            self._shown_length = len(text) - _held_back(self._path)
         output = text[len(self.generated.generation_prompt) :]
         outcome = self.generated.parse(output)
         if not outcome.ok:

@@ -107,9 +107,11 @@ def build(
     segment = p.choice(*segments)
     calls_ahead = p.zero_or_more(p.space() + p.literal(mark) + p.choice(*segments[:-1])) if functions else p.eps()
     rest.body = calls_ahead + p.choice(p.space() + p.literal(mark) + text_head, end)
+    if functions and not for_grammar:  # (or calls, then text no recipient opens: text after the calls)
+        rest.body = p.choice(rest.body, p.one_or_more(p.space() + p.literal(mark) + p.choice(*segments[:-1])) + text_to_end(stops))
     # (parsing) text after the last message that no recipient opens is content, as
-    # after the generic formats' calls (a broken end-of-turn marker after a call)
-    tail = end if for_grammar else p.choice(end, text_to_end(stops))
+    # after the generic formats' calls (a broken end-of-turn marker after a call), noted
+    tail = end if for_grammar else p.choice(end, deviation(DeviationKind.TEXT_AFTER_CALLS, text_to_end(stops)))
     if request.parallel_tool_calls or not functions or not for_grammar:  # (see repeated_calls)
         if for_grammar:
             body = segment + p.zero_or_more(p.space() + p.literal(mark) + segment) + tail
