@@ -220,6 +220,9 @@ class _State:
     regex: bool = False
     #: a marked capture (``Tag.marked``) matched somewhere
     marked: bool = False
+    #: partial input that is all there is (an output cut short): a look-ahead
+    #: that runs out of input reads (what it reads so far is what was written)
+    cut: bool = False
 
     def more(self, node: Parser, pos: int, end: int) -> _Result:
         self.frontier = (node, pos)
@@ -518,7 +521,7 @@ def _first_match(then: Parser, st: _State, found: int, following: Callable[[int]
         if status == _OK:
             return found, True
         if status == _MORE:
-            return found, False
+            return found, st.cut
         st.any_rejected = True
         found = following(found + 1)  # (not there: the next delimiter, after this one's first character)
     return -1, True
@@ -701,20 +704,23 @@ _DISPATCH: dict[type, Callable[..., _Result]] = {
 
 
 def parse(
-    parser: Parser, text: str, partial: bool = False, start: int = 0, found: dict[tuple[int, int], int] | None = None
+    parser: Parser, text: str, partial: bool = False, start: int = 0, found: dict[tuple[int, int], int] | None = None, cut: bool = False
 ) -> ParseResult:
     """Run ``parser`` over ``text`` from ``start``; see the module docstring.
     ``found``: a dict the caller keeps while it parses ever longer versions of
     one text (a stream), where the ``until`` delimiters found are remembered
-    (a later parse does not scan for them again)."""
+    (a later parse does not scan for them again).  ``cut`` (with ``partial``):
+    the input was cut short and no more comes, so a look-ahead from a
+    delimiter that runs out of input accepts it (a value ends at a closer
+    that a cut call follows)."""
     # (first with the options that cannot begin where they are tried skipped:
     # the same outcome; where that is a failure, once more without, for the
     # complete expected set of where it failed)
-    st = _State(text, partial, found=found, fast=True, regex=not partial and regex_form.SUPPORTED)
+    st = _State(text, partial, found=found, fast=True, regex=not partial and regex_form.SUPPORTED, cut=cut)
     try:
         status, end, nodes = _DISPATCH[type(parser)](parser, st, start)
         if status == _FAIL:
-            st = _State(text, partial, found=found)
+            st = _State(text, partial, found=found, cut=cut)
             status, end, nodes = _DISPATCH[type(parser)](parser, st, start)
     except RecursionError:  # input nested deeper than the interpreter's stack (``[[[[...``)
         return ParseResult(

@@ -127,10 +127,13 @@ def arguments_are_objects(message: Message) -> bool:
 def extends_but_for_calls_kept_as_text(shown: Message, final: Message) -> bool:
     """Whether the final message of an output cut short extends what a stream
     showed (a partial parse), but for the calls it keeps as text: a call cut
-    off inside a value or its header is no call, its text content."""
-    kept = len(final.tool_calls)
-    if [c.name for c in shown.tool_calls[:kept]] != [c.name for c in final.tool_calls]:
+    off inside a value or its header is no call, its text content; one cut in
+    its closers, its values whole, is a call (the cut reported)."""
+    # (the calls both hold: a call kept as text ends the final's; the final may hold
+    # more, whose values a look-ahead held back while more could come, and closed)
+    common = min(len(final.tool_calls), len(shown.tool_calls))
+    if [c.name for c in shown.tool_calls[:common]] != [c.name for c in final.tool_calls[:common]]:
         return False
-    if any(not f.arguments.startswith(s.arguments) for s, f in zip(shown.tool_calls[:kept], final.tool_calls, strict=True)):
+    if any(not f.arguments.startswith(s.arguments) for s, f in zip(shown.tool_calls[:common], final.tool_calls[:common], strict=True)):
         return False
     return final.content.startswith(shown.content) and (final.reasoning_content or "").startswith(shown.reasoning_content or "")

@@ -22,6 +22,7 @@ from analysis.parsers.json_calls import bare_json_call_starts, json_call_start
 from analysis.parsers.pieces import call_closers
 from analysis.parsers.prompting import Prompt
 from analysis.parsers.request import ChatRequest, ReasoningFormat, ToolChoice
+from analysis.parsers.schemas import tool_functions
 from analysis.phases.result import PrefillOutcome, TemplateAnalysis, ToolFormat
 from analysis.probing.markers import strip_ws
 from peg.combinators import Until
@@ -106,9 +107,10 @@ class Generated:
     def keeps_reasoning_in_content(self) -> bool:
         return self.request.reasoning_format is ReasoningFormat.DEEPSEEK_LEGACY
 
-    def parse_text(self, output: str, partial: bool = False) -> ParseResult:
-        """Run the parser over generation prompt + ``output``."""
-        return parse(self.built.parser, self.generation_prompt + output, partial=partial)
+    def parse_text(self, output: str, partial: bool = False, cut: bool = False) -> ParseResult:
+        """Run the parser over generation prompt + ``output`` (``cut``: partial
+        input that is all there is, see :func:`peg.engine.parse`)."""
+        return parse(self.built.parser, self.generation_prompt + output, partial=partial, cut=cut)
 
     def parse(self, output: str, partial: bool = False) -> ParseOutcome:
         """Parse a model output.  A failed final parse never loses text: what
@@ -150,7 +152,7 @@ class Generated:
         if marker_in_text:
             # a call marker read as text: if the output ends inside a call (a
             # partial parse reads one more call), it was cut short, as the stream showed
-            prefix = self.parse_text(output, partial=True)
+            prefix = self.parse_text(output, partial=True, cut=True)
             if prefix.status is Status.NEED_MORE:
                 shown = map_result(prefix, self.keeps_reasoning_in_content, self.hooks, final=True)
                 if len(shown.tool_calls) > len(message.tool_calls) + len(unread_calls):
@@ -291,6 +293,9 @@ class Generated:
         # (a JSON call object after the calls inside a section, Llama 4's <|python_start|>…: where a call may start)
         if self.hooks is GENERIC and self.built.trigger and not strip_ws(fmt.per_call_start):
             markers.append(json_call_start(fmt))
+        # (a pythonic call list with no marker before it: "[name(" for a declared function)
+        if not self.built.trigger and strip_ws(fmt.section_start) == "[" and self.built.tool_calls is not None:
+            markers += [f"[{f['name']}(" for f in tool_functions(self.request)]
         return tuple(m for m in dict.fromkeys(markers) if m)
 
     def _find_marker(self, text: str, start: int, end: int) -> int:
@@ -331,7 +336,7 @@ class Generated:
         prefix = parse(form, self.generation_prompt + output, partial=True)
         if prefix.status is not Status.NEED_MORE or _in_text_before_calls(prefix):
             return None
-        result = self.parse_text(output, partial=True)  # what streaming showed
+        result = self.parse_text(output, partial=True, cut=True)  # what streaming showed, all there is
         if result.status is Status.FAILURE:
             return None
         warning = "the output ends before it is complete (cut off at max_tokens?): " + self.failure_message(failed)
@@ -356,8 +361,10 @@ class Generated:
                 end -= 1
             rest_from = max(rest_from, end)
         message = with_rest(message, output[rest_from - prompt :])
-        # (the cut call: the first call kept as text, else the text a stream had not shown)
+        # (the cut call: the first call kept as text, from its first character, else the text a stream had not shown)
         cut_from = min((start for start, _ in unread_calls), default=unshown_from(prefix, self.hooks, prompt))
+        while cut_from < len(prefix.text) and prefix.text[cut_from] in WS:
+            cut_from += 1
         return ParseOutcome(message, False, warning, need_more=True, deviations=self._deviations(prefix, cut_from=cut_from))
 
     def _failed(self, output: str, result: ParseResult) -> ParseOutcome:

@@ -77,8 +77,12 @@ def test_a_cut_call_after_reasoning_whose_opener_was_in_the_prompt_keeps_the_rea
     output = 'Hmm\n</think>\n\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Dal'
     outcome = parsed_as_streamed(_generated("Qwen-Qwen3-0.6B.jinja"), output)
     assert outcome.message.reasoning_content == "Hmm" and outcome.message.content == output[output.index("<tool_call>") :]
-    # (a value cut before its closer: the newline before the closer stays)
+    # (a call cut in its closers, its value whole: the call, and the closer's fragment as written)
     output = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool"
+    outcome = parsed_as_streamed(_generated("Qwen3-Coder.jinja"), output)
+    assert outcome.message.content == "</tool" and [c.name for c in outcome.message.tool_calls] == ["get_weather"]
+    # (and a value cut before its closer: the call is text, the newline before the cut stays)
+    output = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</param"
     assert parsed_as_streamed(_generated("Qwen3-Coder.jinja"), output).message.content == output
 
 

@@ -95,8 +95,12 @@ def test_a_call_cut_off_is_kept_as_text_and_reported() -> None:
     assert not outcome.ok and outcome.need_more and "cut off at max_tokens" in outcome.warning
     assert outcome.message.tool_calls == () and outcome.message.content == output
     in_closers = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool"
-    kept = generated.parse(in_closers)  # (a tagged value is held until what follows it decides: kept as text)
-    assert not kept.ok and kept.need_more and kept.message.tool_calls == () and kept.message.content == in_closers
+    # (cut in its closers, its value whole: the call, the cut reported, the closer's
+    # fragment as written; before issue 43 a value held until what followed it
+    # decided kept the whole call as text)
+    kept = generated.parse(in_closers)
+    assert not kept.ok and kept.need_more and kept.cut_short and kept.message.content == "</tool"
+    assert [(c.name, c.arguments) for c in kept.message.tool_calls] == [("get_weather", '{"city": "Paris"}')]
     hermes = zoo_generated("Qwen-Qwen3-0.6B.jinja")
     closed = hermes.parse('<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool')
     assert [(c.name, c.arguments) for c in closed.message.tool_calls] == [("get_weather", '{"city": "Paris"}')]
