@@ -53,9 +53,9 @@ def main() -> None:
 
     for name in TEMPLATES:
         parser = AutoParser(ChatTemplate(load_template(folder / name), clock=FROZEN_CLOCK))  # (the analysis, made once)
-        tools = best(lambda: parser.generate(with_tools)) * 1000
-        plain = best(lambda: parser.generate(without)) * 1000
-        new = best(lambda: parser.generate(fresh())) * 1000
+        tools = best(lambda p=parser: p.generate(with_tools)) * 1000
+        plain = best(lambda p=parser: p.generate(without)) * 1000
+        new = best(lambda p=parser: p.generate(fresh())) * 1000
         print(f"{name:<42}{tools:>7.2f}ms{plain:>8.2f}ms{new:>9.2f}ms")
 
 
