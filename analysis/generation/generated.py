@@ -187,11 +187,11 @@ class Generated:
         noted = self._deviations(result)
         if marker_in_text:  # (text that holds a call marker is never silent content)
             noted = tuple(sorted((*noted, *self._markers_as_text(result)), key=lambda d: (d.start, d.end)))
-        header_cut = next((d for d in noted if d.kind is DeviationKind.CUT_SHORT), None)
+        header_cut = next((d for d in noted if d.kind is DeviationKind.CUT_SHORT), None) if noted else None
         if header_cut is not None:  # (the form's own reading of a cut, harmony's header: its text kept, as written)
             message = with_rest(message, output[header_cut.start :])
             return ParseOutcome(message, False, "the output ends inside a message header (cut off at max_tokens?)", need_more=True, deviations=noted)
-        return ParseOutcome(message, True, deviations=noted)
+        return ParseOutcome.read(message, noted)
 
     def calls_before_a_break(self, output: str, result: ParseResult, message: Message) -> ParseOutcome | None:
         """Where the calls from the first call marker the content holds break
