@@ -129,12 +129,13 @@ class Generated:
           stands before it (1 more);
         - a call marker is read as text: a partial parse says whether the
           output ends inside a call (1), or, calls read, the calls from the
-          marker after them are (1); else the call block from the marker
-          to a closer is parsed for its error (1); else, with no call read,
-          the form without the fallback is parsed to find a cut (1, then the
-          2 above).
+          marker after them are (1); else the calls from the first marker are
+          parsed, and where they break after calls that read, the output up
+          to the break (2); else the call block from the marker to a closer
+          is parsed for its error (1); else, with no call read, the form
+          without the fallback is parsed to find a cut (1, then the 2 above).
 
-        So at most seven parses in all (the worst: a call marker in the text,
+        So at most nine parses in all (the worst: a call marker in the text,
         no call read, and the output cut short), each linear in the output."""
         result = self.parse_text(output, partial)
         if result.status is Status.FAILURE:
