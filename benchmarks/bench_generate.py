@@ -9,12 +9,14 @@ many runs per template, in ms."""
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 from analysis.generation import AutoParser
 from analysis.parsers import ChatRequest
 from analysis.template import FROZEN_CLOCK, ChatTemplate, load_template
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_small import best  # (the same timing loop)
 
 TEMPLATES = (
     "Qwen-Qwen3-0.6B.jinja",
@@ -28,15 +30,6 @@ TOOLS = [
     {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}, "required": ["city"]}}},
     {"type": "function", "function": {"name": "get_time", "parameters": {"type": "object", "properties": {"zone": {"type": "string"}}}}},
 ]
-
-
-def best(run, repeat: int = 30) -> float:
-    out = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        run()
-        out = min(out, time.perf_counter() - start)
-    return out
 
 
 def main() -> None:
@@ -53,9 +46,9 @@ def main() -> None:
 
     for name in TEMPLATES:
         parser = AutoParser(ChatTemplate(load_template(folder / name), clock=FROZEN_CLOCK))  # (the analysis, made once)
-        tools = best(lambda p=parser: p.generate(with_tools)) * 1000
-        plain = best(lambda p=parser: p.generate(without)) * 1000
-        new = best(lambda p=parser: p.generate(fresh())) * 1000
+        tools = best(lambda p=parser: p.generate(with_tools), 30) * 1000
+        plain = best(lambda p=parser: p.generate(without), 30) * 1000
+        new = best(lambda p=parser: p.generate(fresh()), 30) * 1000
         print(f"{name:<42}{tools:>7.2f}ms{plain:>8.2f}ms{new:>9.2f}ms")
 
 
