@@ -400,11 +400,7 @@ class _Walk:
     last_end: int = -1
 
     def visit(self, node: TagNode) -> None:
-        self._visit(node)
-        if node.end > self.last_end:
-            self.last_end = node.end
-
-    def _visit(self, node: TagNode) -> None:
+        """Read one capture (its callers note where it ends: ``last_end``)."""
         if self.held:
             return  # (after a held call, nothing shows: the call may yet be text, before it)
         if node.name in self.hooks.message_tags:
@@ -443,6 +439,7 @@ class _Walk:
             self.content.append(node.text)
         for child in node.children:
             self.visit(child)
+            self.last_end = child.end
 
     def as_text(self, node: TagNode) -> None:
         """A call that is none: its text, as written, is content, with the
@@ -515,6 +512,7 @@ def map_finished(
 def _walked(walk: _Walk, result: ParseResult) -> tuple[Message, tuple[tuple[int, int], ...]]:
     for node in result.tree:
         walk.visit(node)
+        walk.last_end = node.end
     reasoning = "".join(walk.reasoning).strip(_WS)
     return Message("".join(walk.content).strip(_WS), reasoning or None, tuple(walk.calls)), tuple(walk.unread)
 
