@@ -24,7 +24,6 @@ from analysis.phases.result import (
 from analysis.probing.markers import MARKER_RE, strip_ws
 from peg import combinators as p
 from peg.combinators import Parser
-from peg.first_chars import start_of
 
 
 def calls_part(analysis: TemplateAnalysis, request: ChatRequest, for_grammar: bool = False, after_calls: Parser | None = None) -> Parser:
@@ -86,9 +85,8 @@ def calls_part(analysis: TemplateAnalysis, request: ChatRequest, for_grammar: bo
         if pair and not for_grammar:  # (parsing) the opener's two markers may hold the turn's text
             # (its text ends at the first second marker from which a call reads: one quoted in
             # the text is text; a stream shows the text once that is decided)
-            first, _ = start_of(unit)  # (a look-ahead of one character where the call's first ones are known)
-            ahead = p.peek(p.choice(*(p.literal(c) for c in sorted(first)))) if first else unit
-            inside = p.until(pair[1], then=p.literal(pair[1]) + p.space() + ahead)
+            # (a whole call: text after which a call breaks is not decided, and the whole parse keeps it as written)
+            inside = p.until(pair[1], then=p.literal(pair[1]) + p.space() + unit)
             opener = p.space() + p.literal(pair[0]) + tags.content_held(inside) + p.literal(pair[1]) + p.space()
         close = section_closer(section_end, for_grammar)
         calls = opener + calls + (close + p.space() if for_grammar else p.space() + close)

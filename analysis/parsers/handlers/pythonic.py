@@ -203,7 +203,8 @@ def calls_list(analysis: TemplateAnalysis, request: ChatRequest, for_grammar: bo
     calls = _call_list(request, for_grammar, after_list=p.eps()) + p.space()
     stops = turn_end_markers(analysis)
     to_end = p.rule("call-list-to-end", calls + ending(stops))
-    return p.choice(calls, text_until(("[",), stops, then=to_end) + calls), ""
+    # (after text, held by a stream until the output ends: text after the list makes it prose)
+    return p.choice(calls, text_until(("[",), stops, then=to_end) + tags.calls_held(to_end)), ""
 
 
 LIST_HANDLER = Handler("pythonic-list", detect_list, refine_list, calls=calls_list, response_unsupported=PYTHON_CALLS)

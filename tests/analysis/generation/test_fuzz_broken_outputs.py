@@ -149,6 +149,30 @@ def test_harmony_recipients_without_the_namespace_or_unknown() -> None:
     assert parsed_as_streamed(generated, " to=python<|channel|>analysis<|message|>print(1)<|call|>").message.content == ""
 
 
+@needs_shared
+def test_llama4_text_and_calls_a_stream_never_takes_back() -> None:
+    more = SHARED / "templates-more"
+    # (the turn's text in <|python_start|>…<|python_end|> before a call that breaks: a
+    # stream showed the text without its markers, the whole parse kept them as written)
+    generated, _ = renders(more / "transformers-llama4-processor.jinja")
+    assert generated is not None
+    broken = '<|python_start|>Checking first.<|python_end|>{"name": "get_we\nNote.\nather", "parameters": {"city": "Dallas"}}'
+    good = '<|python_start|>Checking first.<|python_end|>{"name": "get_weather", "parameters": {"city": "Dallas"}}'
+    for size in (1, 14, 40):
+        assert parsed_as_streamed(generated, broken + "<|eot|>", size).message.content == broken
+        outcome = parsed_as_streamed(generated, good + "<|eot|>", size)
+        assert outcome.message.content == "Checking first." and [c.name for c in outcome.message.tool_calls] == ["get_weather"]
+    # (a Python call list after text is a call only where it runs to the output's end:
+    # a stream showed it once its "]" came, then text followed)
+    generated, _ = renders(more / "vllm-tool-llama4_pythonic.jinja")
+    assert generated is not None
+    listed = 'Checking first.[get_weather(city="Dallas")]'
+    for size in (1, 5, 16):
+        assert parsed_as_streamed(generated, listed + "<|e)]", size).message.content == listed + "<|e)]"
+        outcome = parsed_as_streamed(generated, listed + "<|eot|>", size)
+        assert outcome.message.content == "Checking first." and [c.name for c in outcome.message.tool_calls] == ["get_weather"]
+
+
 # -- the fuzz, sampled ---------------------------------------------------------------------
 
 
