@@ -98,13 +98,20 @@ def build(
     # begins; so the look-ahead never nests one per message)
     rest = p.rule("segments-to-end")
     text = p.until(mark, stops=stops) if for_grammar else p.until(mark, stops=stops, then=rest, tentative=True)
-    text_head = p.literal("all") + spaced(separator)
+    # (the recipient "all" is a whole word: "allall" is none of the declared recipients)
+    word = p.chars("[A-Za-z0-9_]")
+    text_head = p.literal("all") + p.negate(word) + spaced(separator)
     segments = [text_head + tags.content(text)]
     for f in functions:
         # (parsing) arguments that are not JSON are kept as written, up to the next >>>
         args = json_arguments(f, (mark,), for_grammar)
         segments.insert(0, tags.tool(tags.tool_name(p.literal(f["name"])) + spaced(separator) + args))
-    segment = p.choice(*segments)
+    # (parsing) a message whose recipient is none of the declared ones ("allall") is
+    # content, its recipient and all, as harmony keeps a message to an unknown recipient
+    # (a declared function's call that breaks is not: it is reported, kept as text)
+    declared = [p.literal(f["name"]) + p.negate(word) for f in functions]
+    unknown = tags.content(text) if not declared else p.negate(p.choice(*declared)) + tags.content(text)
+    segment = p.choice(*segments) if for_grammar else p.choice(*segments, unknown)
     calls_ahead = p.zero_or_more(p.space() + p.literal(mark) + p.choice(*segments[:-1])) if functions else p.eps()
     rest.body = calls_ahead + p.choice(p.space() + p.literal(mark) + text_head, end)
     if functions and not for_grammar:  # (or calls, then text no recipient opens: text after the calls)
@@ -120,7 +127,8 @@ def build(
             # the next >>> from which a call reads: text between two calls)
             next_call = p.literal(mark) + p.choice(*segments[:-1]) if functions else p.literal(mark)
             between = deviation(DeviationKind.TEXT_BETWEEN_CALLS, tags.content(p.until(mark, stops=stops, then=next_call)))
-            body = segment + p.zero_or_more(p.space() + p.optional(between) + p.literal(mark) + segment) + tail
+            # (the text's whitespace before it is its own, as the text after the calls keeps it)
+            body = segment + p.zero_or_more(p.choice(p.space() + p.literal(mark), between + p.literal(mark)) + segment) + tail
     else:  # one call at most: the call, or text and then a call
         call, text = p.choice(*segments[:-1]), segments[-1]
         body = p.choice(call, text + p.optional(p.space() + p.literal(mark) + call)) + end

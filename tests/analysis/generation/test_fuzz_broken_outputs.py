@@ -173,6 +173,22 @@ def test_llama4_text_and_calls_a_stream_never_takes_back() -> None:
         assert outcome.message.content == "Checking first." and [c.name for c in outcome.message.tool_calls] == ["get_weather"]
 
 
+@needs_shared
+def test_functionary_recipients_are_whole_words_and_text_keeps_its_newline() -> None:
+    generated = _generated("meetkai-functionary-medium-v3.2.jinja")
+    call = '>>>get_weather\n{"city": "Dallas"}'
+    # (the recipient "allall" is none of the declared ones: read as "all", the first "all" was lost)
+    outcome = parsed_as_streamed(generated, "allall\nChecking first." + call + "<|eot_id|>")
+    assert outcome.message.content == "allall\nChecking first." and [c.name for c in outcome.message.tool_calls] == ["get_weather"]
+    # (a declared function's call that breaks is still reported, not content)
+    assert not generated.parse('get_weather\n{"city": "Paris", "days": 007}<|eot_id|>').ok
+    # (text after a call keeps its newline in a stream: it showed "first.Note", then took the reading back)
+    output = "all\nChecking first." + call + "\nNote: here.\n<|eot_id|>"
+    for size in (1, 6, 12):
+        outcome = parsed_as_streamed(generated, output, size)
+        assert outcome.message.content == "Checking first.\nNote: here." and [c.name for c in outcome.message.tool_calls] == ["get_weather"]
+
+
 # -- the fuzz, sampled ---------------------------------------------------------------------
 
 
