@@ -317,12 +317,23 @@ class Generated:
         if not message.tool_calls:  # (where no call reads, a marker inside a section is prose: the trigger opens calls)
             if self.built.trigger:
                 return self.built.trigger in message.content
-            # (a bare call list's "[{" quoted in prose is prose: it opens a list only where the output or the calls begin)
-            return any(message.content.lstrip().startswith(m) if m.startswith("[") else m in message.content for m in self.call_markers)
+            # (a bare call list's "[{" quoted in prose is prose: it opens a list only where the
+            # output or the calls begin, or after text, where the output ends inside the list)
+            content = message.content
+            return any(
+                (content.lstrip().startswith(m) or self._ends_inside_a_list(result.text, m)) if m.startswith("[") else m in content
+                for m in self.call_markers
+            )
         last = None if result.rejected else _last_call(result.tree)
         if last is not None:  # (text before and between calls ends at the first marker: only the text after them can hold one)
             return self._find_marker(text, last.end, len(text)) >= 0
         return any(self._find_marker(text, node.start, node.end) >= 0 for node in result.find(CONTENT))
+
+    def _ends_inside_a_list(self, text: str, start: str) -> bool:
+        """Whether ``text`` ends inside a call list that opens at its last ``start``
+        (a bare list after text, cut short: a partial parse of the calls runs out of input)."""
+        calls, at = self.built.tool_calls, text.rfind(start)
+        return calls is not None and at >= 0 and parse(calls, text, partial=True, start=at).status is Status.NEED_MORE
 
     def _cut_short(self, output: str, failed: ParseResult, partial: bool) -> ParseOutcome | None:
         """An output that fails only because it ends early (cut off at max_tokens):

@@ -208,7 +208,8 @@ def build_parser(
             # start, or glued to text before it ("Let me check that.[{"name": …}]"):
             # from the first "[" from which the calls read to the output's end
             rest = p.rule("calls-to-end", _calls_with_text_between(tool_calls, closers, ["\n["], stops) + tail)
-            with_calls = p.choice(p.space() + rest, text_until(("[",), stops, then=rest) + rest)
+            # (after text, held by a stream until the output ends: text after the list makes it prose)
+            with_calls = p.choice(p.space() + rest, text_until(("[",), stops, then=rest) + tags.calls_held(rest))
         else:
             # (a dedicated format whose calls have no marker, a pythonic list: more lists
             # after text, where each begins a line, are calls: a deviation)

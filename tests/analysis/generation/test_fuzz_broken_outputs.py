@@ -189,6 +189,21 @@ def test_functionary_recipients_are_whole_words_and_text_keeps_its_newline() -> 
         assert outcome.message.content == "Checking first.\nNote: here." and [c.name for c in outcome.message.tool_calls] == ["get_weather"]
 
 
+@needs_shared
+def test_a_bare_json_call_list_after_text_cut_short_keeps_its_first_call() -> None:
+    generated, _ = renders(SHARED / "templates-more" / "vllm-tool-xlam_llama.jinja")
+    assert generated is not None
+    listed = 'Note: here.\n[{"name": "get_weather", "arguments": {"city": "Dallas"}}'
+    # (cut inside the second call: the whole parse was silent content, ok, while a stream showed the first call)
+    for size in (1, 5, 40):
+        outcome = parsed_as_streamed(generated, listed + ', {"name": "get_tim', size)
+        assert [c.name for c in outcome.message.tool_calls] == ["get_weather"] and not outcome.ok
+        assert [d.kind for d in outcome.deviations] == [DeviationKind.CUT_SHORT]
+        # (text after the list makes it prose: a stream holds the list until the output ends)
+        outcome = parsed_as_streamed(generated, listed + "]<|eo", size)
+        assert outcome.message.content == listed + "]<|eo" and not outcome.message.tool_calls
+
+
 # -- the fuzz, sampled ---------------------------------------------------------------------
 
 
