@@ -16,7 +16,7 @@ from analysis.messages.deviations import Deviation, DeviationKind, deviations_in
 from analysis.messages.deviations import at as deviation_at
 from analysis.messages.hooks import GENERIC, OutputHooks
 from analysis.messages.mapper import Message, map_finished, map_result, map_streamed
-from analysis.messages.tags import CONTENT, CONTENT_HELD, TOOL
+from analysis.messages.tags import CONTENT, CONTENT_HELD, TOOL, TOOL_ARGS
 from analysis.parsers.builder import BuiltParser
 from analysis.parsers.json_calls import bare_json_call_starts, json_call_start
 from analysis.parsers.pieces import call_closers
@@ -372,9 +372,12 @@ class Generated:
             while end > rest_from and prefix.text[end - 1] in WS:  # (the message's trailing whitespace: trimmed)
                 end -= 1
             rest_from = max(rest_from, end)
+        key_from = _unread_key_from(prefix, message)
+        rest_from = min(rest_from, key_from)
         message = with_rest(message, output[rest_from - prompt :])
-        # (the cut call: the first call kept as text, from its first character, else the text a stream had not shown)
-        cut_from = min((start for start, _ in unread_calls), default=unshown_from(prefix, self.hooks, prompt))
+        # (the cut call: the first call kept as text, from its first character, else
+        # the text a stream had not shown, or the key a call kept as one was cut in)
+        cut_from = min((start for start, _ in unread_calls), default=min(unshown_from(prefix, self.hooks, prompt), key_from))
         while cut_from < len(prefix.text) and prefix.text[cut_from] in WS:
             cut_from += 1
         return ParseOutcome(message, False, warning, need_more=True, deviations=self._deviations(prefix, cut_from=cut_from))
@@ -442,6 +445,25 @@ def _last_call(nodes: tuple[TagNode, ...]) -> TagNode | None:
         if node.name == TOOL:
             return node
     return None
+
+
+def _unread_key_from(prefix: ParseResult, message: Message) -> int:
+    """Where the text of a key a cut call object began after its values
+    starts (``, "id": "call_00``: the call stands, the key's text is content),
+    or the end of the text.  Only in a call ``message`` keeps as one, its
+    arguments whole, cut in a key after them."""
+    text = prefix.text
+    calls = prefix.find(TOOL)
+    last = calls[-1] if calls else None
+    if last is None or last.complete or len(message.tool_calls) != len(calls) or not last.children:
+        return len(text)
+    if not any(c.name == TOOL_ARGS and c.complete for c in last.children):
+        return len(text)
+    end = max(c.end for c in last.children if c.complete)
+    at = end
+    while at < len(text) and (text[at] in WS or text[at] in ",}"):
+        at += 1
+    return end if text.startswith('"', at) else len(text)
 
 
 def _last_end_before(nodes: tuple[TagNode, ...], at: int, floor: int) -> int:

@@ -204,6 +204,20 @@ def test_a_bare_json_call_list_after_text_cut_short_keeps_its_first_call() -> No
         assert outcome.message.content == listed + "]<|eo" and not outcome.message.tool_calls
 
 
+@needs_shared
+def test_a_call_cut_in_a_key_after_its_arguments_keeps_the_key_as_text() -> None:
+    # (the call stands, its arguments whole; the cut key's text was lost)
+    generated = _generated("mistralai-Mistral-Nemo-Instruct-2407.jinja")
+    call = '[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Dallas"}'
+    for size in (1, 5, 30):
+        outcome = parsed_as_streamed(generated, call + ', "id": "call_00', size)
+        assert [c.name for c in outcome.message.tool_calls] == ["get_weather"] and not outcome.ok
+        assert outcome.message.content == ', "id": "call_00'
+        assert [(d.kind, d.start) for d in outcome.deviations] == [(DeviationKind.CUT_SHORT, len(call))]
+    # (cut in its closers, nothing of a key begun: no text)
+    assert parsed_as_streamed(generated, call + "}").message.content == ""
+
+
 # -- the fuzz, sampled ---------------------------------------------------------------------
 
 
