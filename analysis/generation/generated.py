@@ -213,7 +213,10 @@ class Generated:
         if failed.status is not Status.FAILURE:
             return None
         broken = self._failed(output, failed)
-        return broken if len(broken.message.tool_calls) > len(message.tool_calls) else None
+        # (more calls, or calls from a marker before the first call read: a stream shows calls in order)
+        first = _first_call(result.tree) if message.tool_calls else None
+        before = first is not None and at < first.start and bool(broken.message.tool_calls)
+        return broken if before or len(broken.message.tool_calls) > len(message.tool_calls) else None
 
     def _markers_as_text(self, result: ParseResult) -> tuple[Deviation, ...]:
         """The first call marker the content holds as text (quoted in prose: the exact reading, noted)."""
@@ -325,8 +328,15 @@ class Generated:
                 for m in self.call_markers
             )
         last = None if result.rejected else _last_call(result.tree)
-        if last is not None:  # (text before and between calls ends at the first marker: only the text after them can hold one)
-            return self._find_marker(text, last.end, len(text)) >= 0
+        if last is not None:
+            # (text between calls ends at the first marker: only the text after them can
+            # hold one, or the text before them, where a block from a marker broke)
+            if self._find_marker(text, last.end, len(text)) >= 0:
+                return True
+            first = _first_call(result.tree)
+            return first is not None and any(
+                self._find_marker(text, node.start, min(node.end, first.start)) >= 0 for node in result.find(CONTENT) if node.start < first.start
+            )
         return any(self._find_marker(text, node.start, node.end) >= 0 for node in result.find(CONTENT))
 
     def _ends_inside_a_list(self, text: str, start: str) -> bool:
@@ -432,6 +442,18 @@ class Generated:
             "grammar_error": self.grammar_error,
             "preserved_tokens": list(self.preserved_tokens),
         }
+
+
+def _first_call(nodes: tuple[TagNode, ...]) -> TagNode | None:
+    """The first call capture in ``nodes`` and below, in document order."""
+    for node in nodes:
+        if node.name == TOOL:
+            return node
+        if node.children:
+            inner = _first_call(node.children)
+            if inner is not None:
+                return inner
+    return None
 
 
 def _last_call(nodes: tuple[TagNode, ...]) -> TagNode | None:

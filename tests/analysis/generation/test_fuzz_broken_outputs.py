@@ -218,6 +218,19 @@ def test_a_call_cut_in_a_key_after_its_arguments_keeps_the_key_as_text() -> None
     assert parsed_as_streamed(generated, call + "}").message.content == ""
 
 
+@needs_shared
+def test_a_call_list_broken_by_a_marker_keeps_the_calls_before_the_break() -> None:
+    # (the whole parse read the first call as text and a call from the stray
+    # marker on, while a stream had shown the first call)
+    generated = _generated("NVIDIA-Nemotron-Nano-v2.jinja")
+    rest = '<TOOLCALL>{"name": "get_time", "arguments": {"zone": "CST"}}]</TOOLCALL>'
+    output = '</think>\n<TOOLCALL>[{"name": "get_weather", "arguments": {"city": "Dallas"}}, ' + rest
+    for size in (1, 12, 40):
+        outcome = parsed_as_streamed(generated, output, size)
+        assert [c.name for c in outcome.message.tool_calls] == ["get_weather"] and not outcome.ok
+        assert outcome.message.content == rest
+
+
 # -- the fuzz, sampled ---------------------------------------------------------------------
 
 
