@@ -408,10 +408,18 @@ class Generated:
             shown = hold_open_reasoning(before, shown, self.built.trigger)[0]
             rest_from = unshown_from(before, self.hooks, prompt)
             open_calls = [n.start for n in before.find(TOOL) if not n.complete] if held else []
+            # (a message-shaped call, harmony's, open at the break: the same)
+            open_calls += [
+                n.start for name in self.hooks.message_tags for n in before.find(name) if not n.complete and self.hooks.route(n, False).field == TOOL_ARGS
+            ]
             if open_calls:  # (a call whose arguments the break cuts is no call: its text stays, markers before it too)
                 rest_from = min(rest_from, _last_end_before(before.tree, min(open_calls), prompt))
+            deviations = self._deviations(before)
+            header_cut = next((d for d in deviations if d.kind is DeviationKind.CUT_SHORT), None) if deviations else None
+            if header_cut is not None:  # (the form's own reading of a cut before the break, harmony's header: its text stays)
+                rest_from = min(rest_from, header_cut.start + prompt)
             rest = output[rest_from - prompt :]
-            return ParseOutcome(with_rest(shown, rest), False, warning, excerpt=excerpt, deviations=self._deviations(before))
+            return ParseOutcome(with_rest(shown, rest), False, warning, excerpt=excerpt, deviations=deviations)
         return ParseOutcome(Message(content=output), False, warning, excerpt=excerpt)
 
     def failure_message(self, result: ParseResult) -> str:

@@ -231,6 +231,17 @@ def test_a_call_list_broken_by_a_marker_keeps_the_calls_before_the_break() -> No
         assert outcome.message.content == rest
 
 
+@needs_shared
+def test_a_harmony_call_broken_before_its_end_keeps_its_text() -> None:
+    # (the call's header and arguments were lost: only the text after the break stayed)
+    generated = _generated("openai-gpt-oss-120b.jinja")
+    call = ' to=functions.get_weather<|channel|>commentary json<|message|>{"city": "Dallas"}'
+    for output in (call + "<|call|<|start|>>", call.replace("<|channel|>", "<|channel|><|channel|>") + "<|call|>"):
+        for size in (1, 5, 40):
+            outcome = parsed_as_streamed(generated, output, size)
+            assert outcome.message.content == output.strip() and not outcome.message.tool_calls and not outcome.ok
+
+
 # -- the fuzz, sampled ---------------------------------------------------------------------
 
 
