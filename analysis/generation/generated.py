@@ -157,6 +157,10 @@ class Generated:
             if prefix.status is Status.NEED_MORE:
                 shown = map_result(prefix, self.keeps_reasoning_in_content, self.hooks, final=True)
                 if len(shown.tool_calls) > len(message.tool_calls) + len(unread_calls):
+                    # (unless calls from an earlier marker break before it: they stand, as a stream showed them)
+                    broken = self.calls_before_a_break(output, result, message, inside=True) if not message.tool_calls else None
+                    if broken is not None:
+                        return broken
                     return self._cut_outcome(output, prefix, "the output ends inside a tool call (cut off at max_tokens?)")
                 cut_at = self._cut_inside_a_call(result) if message.tool_calls and not unread_calls else -1
                 if cut_at >= 0:
@@ -194,11 +198,12 @@ class Generated:
             return ParseOutcome(message, False, "the output ends inside a message header (cut off at max_tokens?)", need_more=True, deviations=noted)
         return ParseOutcome.read(message, noted)
 
-    def calls_before_a_break(self, output: str, result: ParseResult, message: Message) -> ParseOutcome | None:
+    def calls_before_a_break(self, output: str, result: ParseResult, message: Message, inside: bool = False) -> ParseOutcome | None:
         """Where the calls from the first call marker the content holds break
         after calls that read (a call list whose second call breaks): those
         calls, as a stream shows them, then the rest of the output as content
-        (reported); None when no more calls read so than in ``message``."""
+        (reported); None when no more calls read so than in ``message``
+        (``inside``: or when they break only at the output's end, a cut)."""
         calls = self.built.tool_calls
         if calls is None:
             return None
@@ -210,7 +215,7 @@ class Generated:
         if trigger and not text.startswith(trigger, at):
             return None  # (a marker inside a section, its opener left out: no block of its own)
         failed = parse(calls, text, start=at)
-        if failed.status is not Status.FAILURE:
+        if failed.status is not Status.FAILURE or (inside and failed.furthest >= len(text)):
             return None
         broken = self._failed(output, failed)
         # (more calls, or calls from a marker before the first call read: a stream shows calls in order)

@@ -229,6 +229,13 @@ def test_a_call_list_broken_by_a_marker_keeps_the_calls_before_the_break() -> No
         outcome = parsed_as_streamed(generated, output, size)
         assert [c.name for c in outcome.message.tool_calls] == ["get_weather"] and not outcome.ok
         assert outcome.message.content == rest
+    # (and where the output is cut after the stray marker, inside a call, as well)
+    generated = _generated("mistralai-Mistral-Small-3.1-24B-Instruct-2503.jinja")
+    rest = '[TOOL_CALLS] {"name": "get_time", "arguments": {'
+    output = '[TOOL_CALLS] [{"name": "get_weather", "arguments": {"city": "Dallas"}, "id": "call_0000"},' + rest
+    for size in (1, 4, 40):
+        outcome = parsed_as_streamed(generated, output, size)
+        assert [c.name for c in outcome.message.tool_calls] == ["get_weather"] and outcome.message.content == rest
 
 
 @needs_shared
