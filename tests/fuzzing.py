@@ -14,7 +14,8 @@ random chunks, and three promises are checked:
 * ``dropped``: no word the output has is lost: each word of the output that
   is not the format's markup (its markers' words, a JSON call object's keys)
   is, as often, in the content, the reasoning or a call (its name, id and
-  arguments);
+  arguments), or in a misspelt header word a deviation reports
+  (``unknown-header-word``: harmony's ``<|channel|>commentson``);
 * ``stream``: the stream's deltas add up to its final message, and that is
   the whole parse's.
 
@@ -36,6 +37,7 @@ from pathlib import Path
 
 from analysis.generation.generated import Generated
 from analysis.generation.streaming import stream_output
+from analysis.messages.deviations import DeviationKind
 from analysis.messages.mapper import Message, accumulate
 from analysis.probing.markers import strip_ws
 from tests.deviating import LEAD, SENTENCE, TIME, WEATHER, renders
@@ -145,10 +147,13 @@ def subsequence(inner: str, outer: str) -> bool:
     return all(c in it for c in inner if not c.isspace())
 
 
-def words_lost(message: Message, text: str, markup: frozenset[str], markers: tuple[str, ...] = (), names: int = 1) -> list[str]:
+def words_lost(
+    message: Message, text: str, markup: frozenset[str], markers: tuple[str, ...] = (), names: int = 1, reported: tuple[str, ...] = ()
+) -> list[str]:
     """The words of ``text`` (markup aside) that ``message`` holds fewer times
-    than ``text`` (``names``: how many times the format writes a call's name)."""
-    held = [message.content, message.reasoning_content or ""]
+    than ``text`` (``names``: how many times the format writes a call's name;
+    ``reported``: header words a deviation names, markup the format misspelt)."""
+    held = [message.content, message.reasoning_content or "", *reported]
     for call in message.tool_calls:
         held += [call.name] * names + [call.id or "", call.arguments]
         try:
@@ -181,7 +186,9 @@ def broken_promises(s: Subject, text: str, chunk: int) -> Iterator[tuple[str, st
     for field, value in (("content", message.content), ("reasoning", message.reasoning_content or "")):
         if not subsequence(value, text):
             yield "alien", f"{field}: {value!r}"
-    lost = words_lost(message, text, s.markup, s.markers, s.names)
+    # (a misspelt channel or content type is header markup: reported, not lost)
+    reported = tuple(text[d.start : d.end] for d in whole.deviations if d.kind is DeviationKind.UNKNOWN_HEADER_WORD)
+    lost = words_lost(message, text, s.markup, s.markers, s.names, reported)
     if lost:
         yield "dropped", f"{lost}: {message.to_json()}"
     deltas, streamed, _ = stream_output(s.generated, text, chunk)

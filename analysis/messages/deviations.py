@@ -45,6 +45,7 @@ class DeviationKind(enum.Enum):
     CALL_WITHOUT_WRAPPER = "call-without-wrapper"
     OTHER_CALL_SYNTAX = "other-call-syntax"
     ROLE_HEADER_REPEATED = "role-header-repeated"
+    UNKNOWN_HEADER_WORD = "unknown-header-word"
     REASONING_OPENER_IN_PROMPT = "reasoning-opener-in-prompt"
     CUT_SHORT = "cut-short"
     CALL_MARKER_IN_TEXT = "call-marker-in-text"
@@ -82,6 +83,11 @@ _DECLARED: dict[DeviationKind, tuple[int, str, str]] = {
     DeviationKind.CALL_WITHOUT_WRAPPER: (2, "a call without its wrapping marker", "<function=get_weather>…</function>"),
     DeviationKind.OTHER_CALL_SYNTAX: (3, "a call in the family's other syntax", '[TOOL_CALLS][{"name": "get_weather", "arguments": {…}}]'),
     DeviationKind.ROLE_HEADER_REPEATED: (1, "the role header the prompt ends with, written again", "<|start|>assistant<|channel|>final<|message|>…"),
+    DeviationKind.UNKNOWN_HEADER_WORD: (
+        1,
+        "a word in a message header the format does not define (a misspelt channel or content type)",
+        '<|channel|>commentson<|message|>{"city": "Paris"}<|call|>',
+    ),
     DeviationKind.REASONING_OPENER_IN_PROMPT: (
         1,
         "reasoning closed with no opener (the opener was in the prompt, or dropped)",

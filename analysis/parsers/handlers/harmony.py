@@ -48,6 +48,7 @@ H_TO = "h-to"
 #: a recipient that names a declared function without its ``functions.`` namespace
 H_TO_BARE = "h-to-bare"
 _BARE_NOTED = "deviation:" + DeviationKind.OTHER_CALL_SYNTAX.value  # (the capture around one)
+_WORD_NOTED = "deviation:" + DeviationKind.UNKNOWN_HEADER_WORD.value  # (the capture around an unknown channel)
 H_CHANNEL = "h-channel"
 H_BODY = "h-body"
 #: the captures that are a whole harmony message
@@ -98,8 +99,20 @@ def build(
             p.space() + p.literal("to=") + deviation(DeviationKind.OTHER_CALL_SYNTAX, p.tag(H_TO_BARE, bare)), to_token
         )
     constrain = p.space() + p.literal("<|constrain|>") + word
-    channel = p.literal("<|channel|>") + p.tag(H_CHANNEL, p.chars("[A-Za-z0-9_]", 1, UNBOUNDED))
-    content_type = p.chars("[ \t]", 1, UNBOUNDED) + word  # "commentary json": the template's own spelling
+    name = p.chars("[A-Za-z0-9_]", 1, UNBOUNDED)
+    spaces = p.chars("[ \t]", 1, UNBOUNDED)
+    if for_grammar:
+        channel = p.literal("<|channel|>") + p.tag(H_CHANNEL, name)
+        content_type = spaces + word  # "commentary json": the template's own spelling
+    else:
+        # (a deviation: a channel or content type harmony does not define, "commentson", "jsonon": read
+        # as the header's word it stands for, noted; the recipient still decides where the message goes)
+        # (a word the output ends in is cut, not misspelt: the cut is reported)
+        whole = p.negate(p.chars("[A-Za-z0-9_]"))
+        known = p.tag(H_CHANNEL, p.choice(*(p.literal(c) + whole for c in CHANNELS), name + p.end()))
+        channel = p.literal("<|channel|>") + p.choice(known, deviation(DeviationKind.UNKNOWN_HEADER_WORD, p.tag(H_CHANNEL, name)))
+        json_type = p.choice(p.literal("json") + p.peek(p.choice(p.chars("[< \t\n]", 1, 1), p.end())), word + p.end())
+        content_type = spaces + p.choice(json_type, deviation(DeviationKind.UNKNOWN_HEADER_WORD, word))
     # one content type at most, after the channel or recipient: other words before
     # <|message|> break the format (they are never dropped)
     header = (
@@ -179,7 +192,8 @@ def route(message: TagNode, keep_reasoning_in_content: bool) -> Route:
     """Where one message goes: the recipient and the last channel decide."""
     recipients = [n for n in message.children if n.name == H_TO or n.name == _BARE_NOTED]
     recipients = [n.children[0] if n.name == _BARE_NOTED else n for n in recipients]
-    channels = [n.text for n in message.children if n.name == H_CHANNEL]
+    # (in order: the last channel decides; an unknown one is inside its deviation's capture)
+    channels = [c.text for n in message.children for c in ((n,) if n.name != _WORD_NOTED else n.children) if c.name == H_CHANNEL]
     bodies = [n for n in message.children if n.name == H_BODY]
     body = bodies[0] if bodies else None  # None: the header is still being written
     recipient = recipients[-1] if recipients else None

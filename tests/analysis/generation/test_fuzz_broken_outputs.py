@@ -249,6 +249,23 @@ def test_a_harmony_call_broken_before_its_end_keeps_its_text() -> None:
             assert outcome.message.content == output.strip() and not outcome.message.tool_calls and not outcome.ok
 
 
+@needs_shared
+def test_a_misspelt_harmony_channel_or_content_type_is_noted() -> None:
+    # (the call read, and the misspelt word was dropped with no word of it)
+    generated = _generated("openai-gpt-oss-120b.jinja")
+    for header, word in (("commentson json", "commentson"), ("commentary jsonon", "jsonon")):
+        output = f' to=functions.get_weather<|channel|>{header}<|message|>{{"city": "Dallas"}}<|call|>'
+        outcome = parsed_as_streamed(generated, output)
+        assert [c.name for c in outcome.message.tool_calls] == ["get_weather"] and outcome.ok
+        assert [(d.kind, output[d.start : d.end]) for d in outcome.deviations] == [(DeviationKind.UNKNOWN_HEADER_WORD, word)]
+    # (a message on an unknown channel stays as written, noted the same way)
+    outcome = parsed_as_streamed(generated, "<|channel|>finale<|message|>Hi<|return|>")
+    assert outcome.message.content == "<|channel|>finale<|message|>Hi<|return|>"
+    assert [d.kind for d in outcome.deviations] == [DeviationKind.UNKNOWN_HEADER_WORD]
+    # (harmony's own channels and content type: no note)
+    assert not parsed_as_streamed(generated, ' to=functions.get_weather<|channel|>commentary json<|message|>{}<|call|>').deviations
+
+
 # -- the fuzz, sampled ---------------------------------------------------------------------
 
 
