@@ -339,9 +339,9 @@ class Generated:
             if self._find_marker(text, last.end, len(text)) >= 0:
                 return True
             first = _first_call(result.tree)
-            return first is not None and any(
-                self._find_marker(text, node.start, min(node.end, first.start)) >= 0 for node in result.find(CONTENT) if node.start < first.start
-            )
+            if first is None or self._find_marker(text, len(self.generation_prompt), first.start) < 0:
+                return False  # (the common case: no marker before the first call, reasoning included)
+            return any(self._find_marker(text, node.start, min(node.end, first.start)) >= 0 for node in result.find(CONTENT) if node.start < first.start)
         return any(self._find_marker(text, node.start, node.end) >= 0 for node in result.find(CONTENT))
 
     def _ends_inside_a_list(self, text: str, start: str) -> bool:
