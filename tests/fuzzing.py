@@ -6,7 +6,7 @@ call, two calls, a sentence then a call) are broken at random: cut anywhere,
 a span deleted or written twice, one of the format's markers left out or
 written where it does not belong, a sentence written anywhere; a broken output
 is then cut too, one time in three.  Each is parsed whole and streamed in
-random chunks, and three promises are checked:
+random chunks, and four promises are checked:
 
 * ``alien``: the content and the reasoning are the output's own text: their
   characters, whitespace aside, come in the output in that order (a cut call
@@ -17,7 +17,10 @@ random chunks, and three promises are checked:
   arguments), or in a misspelt header word a deviation reports
   (``unknown-header-word``: harmony's ``<|channel|>commentson``);
 * ``stream``: the stream's deltas add up to its final message, and that is
-  the whole parse's.
+  the whole parse's;
+* ``silent``: content that holds one of the format's call markers is never
+  read with ``ok`` and no deviation (a cut, a break, an unread block, or
+  ``call-marker-in-text``).
 
 Run it whole with ``python -m tests.fuzzing [--per-render N] [--seed S]``;
 ``tests/analysis/generation/test_fuzz_broken_outputs.py`` runs a sample.
@@ -43,7 +46,7 @@ from analysis.probing.markers import strip_ws
 from tests.deviating import LEAD, SENTENCE, TIME, WEATHER, renders
 
 MUTATIONS = ("cut", "delete", "repeat", "marker-dropped", "marker-inserted", "text-inserted")
-PROMISES = ("alien", "dropped", "stream")
+PROMISES = ("alien", "dropped", "stream", "silent")
 #: the sentence a ``text-inserted`` mutation writes
 INSERTED = "Note: unusual words here."
 _WORD = re.compile(r"\w+")
@@ -191,6 +194,8 @@ def broken_promises(s: Subject, text: str, chunk: int) -> Iterator[tuple[str, st
     lost = words_lost(message, text, s.markup, s.markers, s.names, reported)
     if lost:
         yield "dropped", f"{lost}: {message.to_json()}"
+    if whole.ok and not whole.deviations and any(m in message.content for m in s.generated.call_markers):
+        yield "silent", f"content {message.content!r} holds a call marker, ok, no note"
     deltas, streamed, _ = stream_output(s.generated, text, chunk)
     if accumulate(deltas) != streamed.message or streamed.message != message:
         yield "stream", f"in {chunk}-character chunks: {streamed.message.to_json()} against {message.to_json()}"

@@ -190,7 +190,9 @@ class Generated:
         if unread_calls:
             return ParseOutcome(message, False, _unread_calls_warning(unread_calls, len(self.generation_prompt)), deviations=self._deviations(result))
         noted = self._deviations(result)
-        if marker_in_text:  # (text that holds a call marker is never silent content)
+        # (text that holds a call marker is never silent content: where no call reads, a
+        # call's own marker with the section's opener left out is noted too, not read)
+        if marker_in_text or (not message.tool_calls and self.call_markers and self._find_marker(message.content, 0, len(message.content)) >= 0):
             noted = tuple(sorted((*noted, *self._markers_as_text(result)), key=lambda d: (d.start, d.end)))
         header_cut = next((d for d in noted if d.kind is DeviationKind.CUT_SHORT), None) if noted else None
         if header_cut is not None:  # (the form's own reading of a cut, harmony's header: its text kept, as written)
@@ -226,7 +228,7 @@ class Generated:
     def _markers_as_text(self, result: ParseResult) -> tuple[Deviation, ...]:
         """The first call marker the content holds as text (quoted in prose: the exact reading, noted)."""
         text, prompt = result.text, len(self.generation_prompt)
-        for node in result.find(CONTENT):
+        for node in _text_runs(result):
             at = self._find_marker(text, node.start, node.end)
             if at >= 0:
                 marker = next(m for m in self.call_markers if text.startswith(m, at))
@@ -341,8 +343,8 @@ class Generated:
             first = _first_call(result.tree)
             if first is None or self._find_marker(text, len(self.generation_prompt), first.start) < 0:
                 return False  # (the common case: no marker before the first call, reasoning included)
-            return any(self._find_marker(text, node.start, min(node.end, first.start)) >= 0 for node in result.find(CONTENT) if node.start < first.start)
-        return any(self._find_marker(text, node.start, node.end) >= 0 for node in result.find(CONTENT))
+            return any(self._find_marker(text, node.start, min(node.end, first.start)) >= 0 for node in _text_runs(result) if node.start < first.start)
+        return any(self._find_marker(text, node.start, node.end) >= 0 for node in _text_runs(result))
 
     def _ends_inside_a_list(self, text: str, start: str) -> bool:
         """Whether ``text`` ends inside a call list that opens at its last ``start``
@@ -455,6 +457,12 @@ class Generated:
             "grammar_error": self.grammar_error,
             "preserved_tokens": list(self.preserved_tokens),
         }
+
+
+def _text_runs(result: ParseResult) -> list[TagNode]:
+    """The runs of reply text in ``result``, in order: content, and content a
+    stream showed once complete (Llama 4's ``<|python_start|>…<|python_end|>``)."""
+    return sorted((*result.find(CONTENT), *result.find(CONTENT_HELD)), key=lambda n: n.start)
 
 
 def _first_call(nodes: tuple[TagNode, ...]) -> TagNode | None:

@@ -266,6 +266,23 @@ def test_a_misspelt_harmony_channel_or_content_type_is_noted() -> None:
     assert not parsed_as_streamed(generated, ' to=functions.get_weather<|channel|>commentary json<|message|>{}<|call|>').deviations
 
 
+@needs_shared
+def test_calls_whose_section_opener_is_left_out_are_never_silent_content() -> None:
+    # (the calls' own markers, the section's opener left out: all content, ok, with no note)
+    generated = _generated("deepseek-ai-DeepSeek-V3.1.jinja")
+    output = "</think><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{\"city\": \"Dallas\"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
+    outcome = parsed_as_streamed(generated, output)
+    assert outcome.message.content.startswith("<｜tool▁call▁begin｜>get_weather")
+    assert [d.kind for d in outcome.deviations] == [DeviationKind.CALL_MARKER_IN_TEXT]
+    # (and a marker inside the turn's text Llama 4 wraps, a call after it)
+    generated, _ = renders(SHARED / "templates-more" / "functionary-llama4.jinja")
+    assert generated is not None
+    output = '<|python_start|>Che<|python_start|>cking.<|python_end|>{"name": "get_weather", "parameters": {"city": "Dallas"}}<|eot|>'
+    outcome = parsed_as_streamed(generated, output)
+    assert [c.name for c in outcome.message.tool_calls] == ["get_weather"]
+    assert [d.kind for d in outcome.deviations] == [DeviationKind.CALL_MARKER_IN_TEXT]
+
+
 # -- the fuzz, sampled ---------------------------------------------------------------------
 
 
