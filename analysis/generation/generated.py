@@ -228,7 +228,10 @@ class Generated:
     def _markers_as_text(self, result: ParseResult) -> tuple[Deviation, ...]:
         """The first call marker the content holds as text (quoted in prose: the exact reading, noted)."""
         text, prompt = result.text, len(self.generation_prompt)
-        for node in _text_runs(result):
+        runs = _text_runs(result)
+        for name in self.hooks.message_tags:  # (a message kept as content, harmony's to an unknown recipient)
+            runs += [n for n in result.find(name) if self.hooks.route(n, False).field == CONTENT]
+        for node in sorted(runs, key=lambda n: n.start):
             at = self._find_marker(text, node.start, node.end)
             if at >= 0:
                 marker = next(m for m in self.call_markers if text.startswith(m, at))

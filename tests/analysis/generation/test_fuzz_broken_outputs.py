@@ -281,6 +281,11 @@ def test_calls_whose_section_opener_is_left_out_are_never_silent_content() -> No
     outcome = parsed_as_streamed(generated, output)
     assert [c.name for c in outcome.message.tool_calls] == ["get_weather"]
     assert [d.kind for d in outcome.deviations] == [DeviationKind.CALL_MARKER_IN_TEXT]
+    # (and in a harmony message to an unknown recipient, kept as written)
+    output = ' to=functto=functions.get_weather<|channel|>commentary json<|message|>{"city": "Dallas"}<|call|>'
+    outcome = parsed_as_streamed(_generated("openai-gpt-oss-120b.jinja"), output)
+    assert outcome.message.content == output.strip() and outcome.ok
+    assert [(d.kind, output[d.start : d.end]) for d in outcome.deviations] == [(DeviationKind.CALL_MARKER_IN_TEXT, "to=functions.")]
 
 
 # -- the fuzz, sampled ---------------------------------------------------------------------
