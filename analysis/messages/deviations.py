@@ -85,7 +85,7 @@ _DECLARED: dict[DeviationKind, tuple[int, str, str]] = {
     DeviationKind.ROLE_HEADER_REPEATED: (1, "the role header the prompt ends with, written again", "<|start|>assistant<|channel|>final<|message|>…"),
     DeviationKind.UNKNOWN_HEADER_WORD: (
         1,
-        "a word in a message header the format does not define (a misspelt channel or content type)",
+        "a word in a message header the format does not define (a misspelt channel or content type, a recipient another one follows)",
         '<|channel|>commentson<|message|>{"city": "Paris"}<|call|>',
     ),
     DeviationKind.REASONING_OPENER_IN_PROMPT: (

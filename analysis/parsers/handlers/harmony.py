@@ -113,12 +113,18 @@ def build(
         channel = p.literal("<|channel|>") + p.choice(known, deviation(DeviationKind.UNKNOWN_HEADER_WORD, p.tag(H_CHANNEL, name)))
         json_type = p.choice(p.literal("json") + p.peek(p.choice(p.chars("[< \t\n]", 1, 1), p.end())), word + p.end())
         content_type = spaces + p.choice(json_type, deviation(DeviationKind.UNKNOWN_HEADER_WORD, word))
+        constrain = p.space() + p.literal("<|constrain|>") + p.choice(json_type, deviation(DeviationKind.UNKNOWN_HEADER_WORD, word))
     # one content type at most, after the channel or recipient: other words before
     # <|message|> break the format (they are never dropped)
+    recipient = to_token
+    if not for_grammar:
+        # (a deviation: a recipient another one follows at once, " to=fu to=functions.get_weather":
+        # the later one decides, the earlier one is noted)
+        recipient = p.choice(deviation(DeviationKind.UNKNOWN_HEADER_WORD, to_token) + p.peek(p.space() + p.literal("to=")), to_token)
     header = (
-        p.one_or_more(p.choice(to_token, channel, constrain))
+        p.one_or_more(p.choice(recipient, channel, constrain))
         + p.optional(content_type)
-        + p.zero_or_more(p.choice(to_token, constrain))
+        + p.zero_or_more(p.choice(recipient, constrain))
         + p.space()
     )
     raw = request.reasoning_format.value == "none"  # reasoning stays in content, verbatim

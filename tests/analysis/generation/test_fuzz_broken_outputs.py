@@ -262,6 +262,11 @@ def test_a_misspelt_harmony_channel_or_content_type_is_noted() -> None:
     outcome = parsed_as_streamed(generated, "<|channel|>finale<|message|>Hi<|return|>")
     assert outcome.message.content == "<|channel|>finale<|message|>Hi<|return|>"
     assert [d.kind for d in outcome.deviations] == [DeviationKind.UNKNOWN_HEADER_WORD]
+    # (a recipient another one follows at once: the later one decides, the earlier one is noted)
+    output = ' to=fu to=functions.get_weather<|channel|>commentary json<|message|>{"city": "Dallas"}<|call|>'
+    outcome = parsed_as_streamed(generated, output)
+    assert [c.name for c in outcome.message.tool_calls] == ["get_weather"]
+    assert [(d.kind, output[d.start : d.end]) for d in outcome.deviations] == [(DeviationKind.UNKNOWN_HEADER_WORD, " to=fu")]
     # (harmony's own channels and content type: no note)
     assert not parsed_as_streamed(generated, ' to=functions.get_weather<|channel|>commentary json<|message|>{}<|call|>').deviations
 
