@@ -79,7 +79,7 @@ _DECLARED: dict[DeviationKind, tuple[int, str, str]] = {
     ),
     DeviationKind.CALL_CLOSER_LEFT_OUT: (2, "a call's closer left out", "<tool_call>…</function>\n<tool_call>…"),
     DeviationKind.SECTION_CLOSER_LEFT_OUT: (2, "the calls section's closer left out", "<|tool_calls_section_begin|>…<|tool_call_end|>"),
-    DeviationKind.CLOSER_REPEATED: (1, "a closer written twice", "…</tool_call></tool_call>"),
+    DeviationKind.CLOSER_REPEATED: (1, "a closer written twice, or one with nothing to close", "…</tool_call></tool_call>"),
     DeviationKind.CALL_WITHOUT_WRAPPER: (2, "a call without its wrapping marker", "<function=get_weather>…</function>"),
     DeviationKind.OTHER_CALL_SYNTAX: (3, "a call in the family's other syntax", '[TOOL_CALLS][{"name": "get_weather", "arguments": {…}}]'),
     DeviationKind.ROLE_HEADER_REPEATED: (1, "the role header the prompt ends with, written again", "<|start|>assistant<|channel|>final<|message|>…"),

@@ -189,9 +189,10 @@ def build(
     end = ending(turn_end)
     plain: list[Parser] = []  # text: everything but a call marker
     if extracts:
-        # a stray thought closer is dropped (as the reference does); an opener
-        # that opens no thought is text as written ("Hello<|channel>world")
-        plain += [thought, p.literal(CHANNEL_CLOSE), tags.content(p.literal(CHANNEL_OPEN))]
+        # a stray thought closer is dropped (as the reference does; noted, a deviation);
+        # an opener that opens no thought is text as written ("Hello<|channel>world")
+        stray = p.literal(CHANNEL_CLOSE) if for_grammar else deviation(DeviationKind.CLOSER_REPEATED, p.literal(CHANNEL_CLOSE))
+        plain += [thought, stray, tags.content(p.literal(CHANNEL_OPEN))]
     plain.append(tags.content(p.until(*stops, stops=turn_end) if stops else p.rest(turn_end)))
     # a thought's end alone at the start closes an empty one (not text)
     reasoning = p.optional(p.choice(thought, p.space() + p.literal(CHANNEL_CLOSE) + p.space())) if extracts else p.eps()
