@@ -149,7 +149,9 @@ class Generated:
                 message = hold_open_reasoning(result, message, self.built.trigger)[0]
             return ParseOutcome(message, True, need_more=result.status is Status.NEED_MORE, deviations=self._deviations(result))
         message, unread_calls = map_finished(result, self.keeps_reasoning_in_content, self.hooks)
-        marker_in_text = bool(self.call_markers) and self._marker_in_text(result, message)
+        # (where no call reads, one scan of the content for any call marker: the opener among them)
+        holds_marker = bool(self.call_markers) and (bool(message.tool_calls) or self._find_marker(message.content, 0, len(message.content)) >= 0)
+        marker_in_text = holds_marker and self._marker_in_text(result, message)
         if marker_in_text:
             # a call marker read as text: if the output ends inside a call (a
             # partial parse reads one more call), it was cut short, as the stream showed
@@ -192,7 +194,7 @@ class Generated:
         noted = self._deviations(result)
         # (text that holds a call marker is never silent content: where no call reads, a
         # call's own marker with the section's opener left out is noted too, not read)
-        if marker_in_text or (not message.tool_calls and self.call_markers and self._find_marker(message.content, 0, len(message.content)) >= 0):
+        if marker_in_text or (holds_marker and not message.tool_calls):
             noted = tuple(sorted((*noted, *self._markers_as_text(result)), key=lambda d: (d.start, d.end)))
         header_cut = next((d for d in noted if d.kind is DeviationKind.CUT_SHORT), None) if noted else None
         if header_cut is not None:  # (the form's own reading of a cut, harmony's header: its text kept, as written)
