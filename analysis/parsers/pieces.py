@@ -235,6 +235,13 @@ _MAX_PERMUTED = 3
 
 
 NAME_CHARS = "[A-Za-z0-9_.-]"
+#: a character of a word (a recipient's, a channel's)
+WORD_CHARS = "[A-Za-z0-9_]"
+
+
+def word_end() -> Parser:
+    """Where a word ends: no word character follows (``all`` does not begin ``allall``)."""
+    return p.negate(p.chars(WORD_CHARS))
 
 
 def argument_set(required: list[Parser], optional: list[Parser], extra: Parser | None) -> Parser:

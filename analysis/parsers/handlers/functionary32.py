@@ -14,7 +14,7 @@ from analysis.messages.deviations import DeviationKind, deviation
 from analysis.parsers.builder import BuiltParser
 from analysis.parsers.handlers.base import Handler, probe_call_render, with_tool_markers
 from analysis.parsers.json_calls import json_arguments
-from analysis.parsers.pieces import ending, repeated_calls, text_to_end, turn_end_markers
+from analysis.parsers.pieces import ending, repeated_calls, text_to_end, turn_end_markers, word_end
 from analysis.parsers.pieces import marker as spaced
 from analysis.parsers.reasoning import boilerplate_and_reasoning_start
 from analysis.parsers.request import ChatRequest
@@ -99,8 +99,7 @@ def build(
     rest = p.rule("segments-to-end")
     text = p.until(mark, stops=stops) if for_grammar else p.until(mark, stops=stops, then=rest, tentative=True)
     # (the recipient "all" is a whole word: "allall" is none of the declared recipients)
-    word = p.chars("[A-Za-z0-9_]")
-    text_head = p.literal("all") + p.negate(word) + spaced(separator)
+    text_head = p.literal("all") + word_end() + spaced(separator)
     segments = [text_head + tags.content(text)]
     for f in functions:
         # (parsing) arguments that are not JSON are kept as written, up to the next >>>
@@ -109,7 +108,7 @@ def build(
     # (parsing) a message whose recipient is none of the declared ones ("allall") is
     # content, its recipient and all, as harmony keeps a message to an unknown recipient
     # (a declared function's call that breaks is not: it is reported, kept as text)
-    declared = [p.literal(f["name"]) + p.negate(word) for f in functions]
+    declared = [p.literal(f["name"]) + word_end() for f in functions]
     unknown = tags.content(text) if not declared else p.negate(p.choice(*declared)) + tags.content(text)
     segment = p.choice(*segments) if for_grammar else p.choice(*segments, unknown)
     calls_ahead = p.zero_or_more(p.space() + p.literal(mark) + p.choice(*segments[:-1])) if functions else p.eps()

@@ -23,6 +23,7 @@ from analysis.messages.hooks import DROP, OutputHooks, Route
 from analysis.messages.tags import CONTENT, REASONING, TOOL_ARGS
 from analysis.parsers.builder import BuiltParser
 from analysis.parsers.handlers.base import Handler, with_tool_markers
+from analysis.parsers.pieces import WORD_CHARS, word_end
 from analysis.parsers.reasoning import boilerplate_and_reasoning_start
 from analysis.parsers.request import ChatRequest
 from analysis.parsers.response_spec import NAME, call_field
@@ -99,7 +100,7 @@ def build(
             p.space() + p.literal("to=") + deviation(DeviationKind.OTHER_CALL_SYNTAX, p.tag(H_TO_BARE, bare)), to_token
         )
     constrain = p.space() + p.literal("<|constrain|>") + word
-    name = p.chars("[A-Za-z0-9_]", 1, UNBOUNDED)
+    name = p.chars(WORD_CHARS, 1, UNBOUNDED)
     spaces = p.chars("[ \t]", 1, UNBOUNDED)
     if for_grammar:
         channel = p.literal("<|channel|>") + p.tag(H_CHANNEL, name)
@@ -108,8 +109,7 @@ def build(
         # (a deviation: a channel or content type harmony does not define, "commentson", "jsonon": read
         # as the header's word it stands for, noted; the recipient still decides where the message goes)
         # (a word the output ends in is cut, not misspelt: the cut is reported)
-        whole = p.negate(p.chars("[A-Za-z0-9_]"))
-        known = p.tag(H_CHANNEL, p.choice(*(p.literal(c) + whole for c in CHANNELS), name + p.end()))
+        known = p.tag(H_CHANNEL, p.choice(*(p.literal(c) + word_end() for c in CHANNELS), name + p.end()))
         channel = p.literal("<|channel|>") + p.choice(known, deviation(DeviationKind.UNKNOWN_HEADER_WORD, p.tag(H_CHANNEL, name)))
         json_type = p.choice(p.literal("json") + p.peek(p.choice(p.chars("[< \t\n]", 1, 1), p.end())), word + p.end())
         content_type = spaces + p.choice(json_type, deviation(DeviationKind.UNKNOWN_HEADER_WORD, word))
